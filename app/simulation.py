@@ -1,0 +1,286 @@
+"""Scaled dot-product attention on random vectors, with numpy only.
+
+The model of DESIGN.md: ``n_queries`` queries and ``n_keys`` keys in R^{d_k},
+components i.i.d. N(0, variance) from ``numpy.random.default_rng(seed)``;
+logits ``z = c * (q_hat . k_hat) / temperature`` with ``c`` set by the scaling
+rule; attention weights ``p = softmax(z)`` row by row; and, per query row, the
+numbers the page plots: the largest weight, the entropy, the norm of the
+softmax Jacobian and the norm of the gradient of the weights with respect to
+the query.
+
+>>> from app.simulation import Settings, simulate, sweep
+>>> snap = simulate(Settings(d_k=512, variance=1.0, scaling="none"))
+>>> bool(snap.max_weight.mean() > 0.5)   # unscaled logits saturate the softmax
+True
+>>> curves = sweep(Settings(d_k=1, variance=1.0, scaling="sqrt"), [1, 16, 256])
+>>> curves["sqrt"]["logit_std"].shape
+(3,)
+"""
+
+import math
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from app import softmax
+
+SCALING_RULES = ("none", "sqrt", "linear", "qk_norm")
+LAYER_NORM_EPS = 1e-5  # what torch.nn.functional.layer_norm adds to the variance
+SATURATION = 0.99  # a row is saturated when its largest weight exceeds this
+
+# Inclusive bounds of every numeric field. Variance and temperature are also
+# bounded below: with them, every logit stays below 1e8 in magnitude, far from
+# float64's range, while the most saturated corner (spread 6.4e6) is already
+# deeper than any plot can show.
+BOUNDS = {
+    "d_k": (1, 4096),
+    "variance": (1e-3, 1e3),
+    "n_queries": (1, 1024),
+    "n_keys": (1, 1024),
+    "temperature": (1e-2, 1e2),
+    "seed": (0, 2**32 - 1),
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One scenario of the simulation; validated on construction.
+
+    Parameters
+    ----------
+    d_k : int
+        Dimension of queries and keys, 1 to 4096.
+    variance : float
+        Variance of every query and key component, 1e-3 to 1e3.
+    scaling : {"none", "sqrt", "linear", "qk_norm"}
+        Scale factor ``c`` of the dot products: 1, ``1/sqrt(d_k)``, ``1/d_k``,
+        or ``1/sqrt(d_k)`` after layer-normalising each q and k.
+    n_queries, n_keys : int
+        Number of query and key vectors, 1 to 1024 each.
+    temperature : float
+        Softmax temperature dividing the logits, 1e-2 to 1e2.
+    seed : int
+        Seed of ``numpy.random.default_rng``, 0 to 2**32 - 1.
+
+    Raises
+    ------
+    ValueError
+        Naming the field, the value received and what is allowed.
+    """
+
+    d_k: int
+    variance: float
+    scaling: str
+    n_queries: int = 64
+    n_keys: int = 64
+    temperature: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self):
+        if not isinstance(self.scaling, str) or self.scaling not in SCALING_RULES:
+            raise ValueError(
+                f"scaling must be one of {', '.join(SCALING_RULES)}; got {self.scaling!r}"
+            )
+        for field in fields(self):
+            if field.name in BOUNDS:
+                object.__setattr__(self, field.name, _checked(field, getattr(self, field.name)))
+
+    @property
+    def scale(self) -> float:
+        """The scale factor ``c`` of the scaling rule."""
+        return scale_factor(self.scaling, self.d_k)
+
+
+def _checked(field, value):
+    low, high = BOUNDS[field.name]
+    if field.type is int:
+        kind = "an integer"
+        ok = isinstance(value, int | np.integer) and not isinstance(value, bool)
+    else:
+        kind = "a finite number"
+        ok = (
+            isinstance(value, int | float | np.integer | np.floating)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+        )
+    if not ok or not low <= value <= high:
+        raise ValueError(f"{field.name} must be {kind} from {low:g} to {high:g}; got {value!r}")
+    return field.type(value)
+
+
+def scale_factor(scaling: str, d_k: int) -> float:
+    """Scale factor ``c`` of a scaling rule at dimension ``d_k``."""
+    return {"none": 1.0, "sqrt": d_k**-0.5, "linear": 1.0 / d_k, "qk_norm": d_k**-0.5}[scaling]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One draw of the simulation and its per-row metrics.
+
+    Attributes
+    ----------
+    settings : Settings
+    q : ndarray, shape (n_queries, d_k)
+    k : ndarray, shape (n_keys, d_k)
+    logits : ndarray, shape (n_queries, n_keys)
+        ``c * (q_hat . k_hat) / temperature``.
+    weights : ndarray, shape (n_queries, n_keys)
+        Row-wise softmax of the logits.
+    max_weight, entropy : ndarray, shape (n_queries,)
+        Largest weight and Shannon entropy (nats) of each row.
+    jacobian_norm : ndarray, shape (n_queries,)
+        ``||diag(p) - p p^T||_F``, the softmax Jacobian with respect to the logits.
+    query_grad_norm : ndarray, shape (n_queries,)
+        ``||dp/dq||_F``, the Jacobian of the row's weights with respect to its
+        raw query vector (includes ``c``, the temperature and the layer norm).
+    """
+
+    settings: Settings
+    q: np.ndarray
+    k: np.ndarray
+    logits: np.ndarray
+    weights: np.ndarray
+    max_weight: np.ndarray
+    entropy: np.ndarray
+    jacobian_norm: np.ndarray
+    query_grad_norm: np.ndarray
+
+
+def draw(settings: Settings) -> tuple[np.ndarray, np.ndarray]:
+    """Queries and keys with i.i.d. N(0, variance) components, from the seed."""
+    rng = np.random.default_rng(settings.seed)
+    sd = math.sqrt(settings.variance)
+    q = sd * rng.standard_normal((settings.n_queries, settings.d_k))
+    k = sd * rng.standard_normal((settings.n_keys, settings.d_k))
+    return q, k
+
+
+def layer_norm(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Layer-normalise each row of ``x`` as torch's ``layer_norm`` does (no gain).
+
+    Returns
+    -------
+    y : ndarray
+        ``(x - mean) / sigma`` with ``sigma = sqrt(var + LAYER_NORM_EPS)``.
+    sigma : ndarray, shape (rows, 1)
+    deficit : ndarray, shape (rows, 1)
+        ``1 - |y|^2 / d = eps / (var + eps)``, formed without cancellation.
+    """
+    centred = x - x.mean(axis=-1, keepdims=True)
+    var = np.mean(centred**2, axis=-1, keepdims=True)
+    sigma = np.sqrt(var + LAYER_NORM_EPS)
+    return centred / sigma, sigma, LAYER_NORM_EPS / (var + LAYER_NORM_EPS)
+
+
+def simulate(settings: Settings) -> Snapshot:
+    """Draw queries and keys for ``settings`` and compute the attention metrics."""
+    q, k = draw(settings)
+    return _attend(settings, q, k, *_prepared(settings.scaling, q, k))
+
+
+def _prepared(scaling, q, k):
+    """Dot products ``q_hat . k_hat`` and what the gradient needs, per rule family."""
+    if scaling != "qk_norm":
+        return q @ k.T, k, None, 1.0
+    q_hat, sigma, deficit = layer_norm(q)
+    k_hat = layer_norm(k)[0]
+    return q_hat @ k_hat.T, k_hat, (q_hat, deficit), sigma
+
+
+def _attend(settings, q, k, dots, grad_keys, query_norm, query_sigma) -> Snapshot:
+    """Softmax and metrics of ``z = c * dots / temperature``.
+
+    ``dz_j/dq = (c / temperature) * (dq_hat/dq) k_hat_j``, where ``dq_hat/dq``
+    is the identity, or ``P / sigma`` under qk_norm (see ``softmax.log_key_spread``).
+    """
+    dz_scale = settings.scale / settings.temperature
+    logits = dz_scale * dots
+    n_rows = settings.n_queries
+    if settings.n_keys == 1:  # softmax of one logit is the constant 1
+        zeros = np.zeros(n_rows)
+        return Snapshot(
+            settings, q, k, logits, np.ones_like(logits), np.ones(n_rows), zeros, zeros, zeros
+        )
+    rows = softmax.softmax_rows(logits)
+    log_grad = softmax.log_key_spread(rows, grad_keys, query_norm)
+    log_grad = log_grad + np.log(dz_scale / query_sigma).reshape(-1)
+    return Snapshot(
+        settings=settings,
+        q=q,
+        k=k,
+        logits=logits,
+        weights=rows.weights,
+        max_weight=rows.max_weight,
+        entropy=softmax.entropy(rows, logits),
+        jacobian_norm=np.exp(softmax.log_jacobian_norm(rows)),
+        query_grad_norm=np.exp(log_grad),
+    )
+
+
+SWEEP_METRICS = (
+    "logit_std",
+    "max_weight",
+    "normalized_entropy",
+    "jacobian_norm",
+    "query_grad_norm",
+)
+
+
+def row_metrics(snap: Snapshot) -> dict[str, np.ndarray]:
+    """The per-row numbers the sweep summarises, keyed by ``SWEEP_METRICS``.
+
+    ``normalized_entropy`` is ``entropy / ln(n_keys)``, and 0 for one key.
+    """
+    n = snap.settings.n_keys
+    return {
+        "logit_std": snap.logits.std(axis=-1),
+        "max_weight": snap.max_weight,
+        "normalized_entropy": snap.entropy / math.log(n) if n > 1 else snap.entropy,
+        "jacobian_norm": snap.jacobian_norm,
+        "query_grad_norm": snap.query_grad_norm,
+    }
+
+
+def sweep(settings: Settings, d_ks) -> dict[str, dict[str, np.ndarray]]:
+    """Median and interquartile band over rows of every metric, per rule and d_k.
+
+    Parameters
+    ----------
+    settings : Settings
+        Everything but ``d_k`` and ``scaling``, which the sweep varies.
+    d_ks : sequence of int
+        The dimensions to simulate. At each, every rule sees the same draw,
+        the very one ``simulate`` makes for that ``d_k``.
+
+    Returns
+    -------
+    dict
+        ``{rule: columns}`` for every rule of ``SCALING_RULES``, where
+        ``columns`` maps ``"d_k"`` and, for every metric ``m`` of
+        ``SWEEP_METRICS``, ``m`` (median), ``m + "_lo"`` (25th percentile) and
+        ``m + "_hi"`` (75th percentile) to arrays of ``len(d_ks)``, plus
+        ``"saturated_share"``, the share of rows with max weight above 0.99.
+        Each ``columns`` can feed a Bokeh ``ColumnDataSource`` as it is.
+    """
+    d_ks = np.asarray(d_ks, dtype=int)
+    rows = {rule: [] for rule in SCALING_RULES}  # per rule: (len(d_ks), metrics, n_queries)
+    for d_k in d_ks:
+        base = replace(settings, d_k=int(d_k))
+        q, k = draw(base)
+        raw = _prepared("none", q, k)
+        normed = _prepared("qk_norm", q, k)
+        for rule in SCALING_RULES:
+            snap = _attend(
+                replace(base, scaling=rule), q, k, *(normed if rule == "qk_norm" else raw)
+            )
+            rows[rule].append(list(row_metrics(snap).values()))
+    columns = {}
+    for rule, values in rows.items():
+        values = np.array(values)
+        lo, mid, hi = np.quantile(values, [0.25, 0.5, 0.75], axis=-1)
+        columns[rule] = {"d_k": d_ks}
+        for i, name in enumerate(SWEEP_METRICS):
+            columns[rule] |= {name: mid[:, i], name + "_lo": lo[:, i], name + "_hi": hi[:, i]}
+        max_weight = values[:, SWEEP_METRICS.index("max_weight")]
+        columns[rule]["saturated_share"] = np.mean(max_weight > SATURATION, axis=-1)
+    return columns

@@ -1,0 +1,6 @@
+"""Make ``tests/`` importable for the helper modules beside the tests."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
