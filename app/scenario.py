@@ -1,0 +1,130 @@
+"""The page's scenario as URL query parameters: parse, clamp and explain.
+
+A scenario is the value of every control. ``read_query`` turns untrusted
+query parameters (a shared link, an iframe's ``src``) into valid control
+values plus one plain-language notice per thing it had to change, so a bad
+link never breaks the page. Pure Python: no Panel, no Bokeh.
+
+>>> values, notices = read_query({"d_k": "300", "scaling": "none", "seed": "x"})
+>>> values
+{'d_k': 256, 'scaling': 'none'}
+>>> notices[0]
+'d_k=300 is not on the slider (powers of two from 1 to 1024); showing d_k=256.'
+"""
+
+import math
+
+from app.simulation import SCALING_RULES
+
+D_K_OPTIONS = [2**i for i in range(11)]  # 1 .. 1024
+N_KEYS_OPTIONS = [2**i for i in range(1, 11)]  # 2 .. 1024
+VARIANCE_RANGE = (0.1, 4.0)
+TEMPERATURE_RANGE = (0.1, 4.0)
+SEED_RANGE = (0, 2**32 - 1)
+
+DEFAULTS = {
+    "d_k": 64,
+    "variance": 1.0,
+    "scaling": "sqrt",
+    "n_keys": 64,
+    "temperature": 1.0,
+    "seed": 0,
+}
+FIELDS = tuple(DEFAULTS)
+
+
+def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:
+    """Valid control values from query parameters, and what had to change.
+
+    Parameters
+    ----------
+    params : dict of str to str
+        Query parameters, for example ``{"d_k": "512", "scaling": "none"}``.
+
+    Returns
+    -------
+    values : dict
+        The controls the query sets, each valid: a malformed value is left
+        out (the control keeps its value), an out-of-range one is clamped, and
+        a d_k or n_keys off the slider's powers of two snaps to the nearest.
+    notices : list of str
+        One sentence per value left out or changed, and per unknown parameter.
+    """
+    values, notices = {}, []
+    for name, raw in params.items():
+        text = str(raw).strip()
+        if name not in DEFAULTS:
+            notices.append(f"Ignored the unknown parameter {name!r}.")
+            continue
+        try:
+            value, notice = _READERS[name](name, text)
+        except ValueError as error:
+            notices.append(f"{name}={text!r} was ignored: {error}.")
+            continue
+        values[name] = value
+        if notice:
+            notices.append(notice)
+    return values, notices
+
+
+def write_query(values: dict) -> dict[str, str]:
+    """Query parameters that ``read_query`` maps back to ``values``."""
+    return {
+        name: f"{values[name]:g}" if isinstance(values[name], float) else str(values[name])
+        for name in FIELDS
+    }
+
+
+def _power_of_two(options):
+    def read(name, text):
+        value = _number(text)
+        if value != int(value):
+            raise ValueError("it is not a whole number")
+        nearest = min(options, key=lambda o: abs(math.log2(o) - math.log2(max(value, 0.5))))
+        if nearest == value:
+            return int(value), None
+        return nearest, (
+            f"{name}={text} is not on the slider (powers of two from {options[0]} to "
+            f"{options[-1]}); showing {name}={nearest}."
+        )
+
+    return read
+
+
+def _bounded(low, high, cast):
+    def read(name, text):
+        value = _number(text)
+        if cast is int and value != int(value):
+            raise ValueError("it is not a whole number")
+        clamped = cast(min(max(value, low), high))
+        if clamped == value:
+            return cast(value), None
+        return clamped, f"{name}={text} is outside {low:g} to {high:g}; using {clamped:g}."
+
+    return read
+
+
+def _scaling(name, text):
+    if text not in SCALING_RULES:
+        raise ValueError(f"the scaling rule must be one of {', '.join(SCALING_RULES)}")
+    return text, None
+
+
+def _number(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("it is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError("it is not a finite number")
+    return value
+
+
+_READERS = {
+    "d_k": _power_of_two(D_K_OPTIONS),
+    "variance": _bounded(*VARIANCE_RANGE, float),
+    "scaling": _scaling,
+    "n_keys": _power_of_two(N_KEYS_OPTIONS),
+    "temperature": _bounded(*TEMPERATURE_RANGE, float),
+    "seed": _bounded(*SEED_RANGE, int),
+}
