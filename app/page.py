@@ -9,6 +9,7 @@ notebook and in Pyodide.
 
 import html
 import random
+from urllib.parse import parse_qsl
 
 import numpy as np
 import panel as pn
@@ -196,7 +197,7 @@ class AttentionLab(pn.viewable.Viewer):
         location = pn.state.location
         if location.search == self._applied_search:
             return
-        values, notices = read_query(location.query_params)
+        values, notices = read_query(dict(parse_qsl(location.search.lstrip("?"))))
         self._applied_search = location.search
         self.notice.object = "\n".join(f"- {html.escape(n)}" for n in notices)
         self.notice.visible = bool(notices)

@@ -137,7 +137,7 @@ class Plots:
             ("scaled", RULE_COLORS["sqrt"], "scaled logits"),
         ):
             bars = self._source(f"histogram:{kind}", left=[], right=[], top=[])
-            fig.quad(
+            renderer = fig.quad(
                 left="left",
                 right="right",
                 bottom=0,
@@ -149,6 +149,8 @@ class Plots:
                 legend_label=label,
                 name=f"histogram:{kind}:bars",
             )
+            if kind == "scaled":  # recoloured with the current rule
+                self._scaled_bars = renderer
             curve = self._source(f"histogram:theory:{kind}", x=[], y=[])
             fig.line(
                 "x",
@@ -285,8 +287,8 @@ class Plots:
             self.sources[f"histogram:{kind}"].data = _histogram(logits, spread)
             x = np.linspace(-4, 4, 121) * max(spread, 1e-12)
             self.sources[f"histogram:theory:{kind}"].data = {"x": x, "y": _gaussian(x, spread)}
-        scaled_glyph = self.figures["histogram"].select_one({"name": "histogram:scaled:bars"})
-        scaled_glyph.glyph.fill_color = scaled_glyph.glyph.line_color = RULE_COLORS[s.scaling]
+        self._scaled_bars.glyph.fill_color = RULE_COLORS[s.scaling]
+        self._scaled_bars.glyph.line_color = RULE_COLORS[s.scaling]
         n_q, n_k = snap.weights.shape
         self.sources["heatmap:weights"].data = {"image": [snap.weights], "dw": [n_k], "dh": [n_q]}
         heatmap = self.figures["heatmap"]

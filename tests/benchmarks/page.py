@@ -1,0 +1,92 @@
+"""Slider move to every plot updated, under ``panel serve``, in headless Chromium.
+
+For each kind of move (d_k, which only redraws the current draw; variance,
+which also re-runs the sweep against d_k) it presses an arrow key on the
+slider 40 times, alternating direction, and times from just before the key
+press to the first animation frame after the update reached the browser (the
+server sends all of one update in one message, so that is "every plot").
+In the same run it times the bare ``simulate`` (and ``sweep``) for the same
+settings, and prints the ratio.
+
+Run: python tests/benchmarks/page.py
+"""
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from playwright.sync_api import sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from browser import launch, panel_server, wait_for_source
+
+from app.scenario import D_K_OPTIONS
+from app.simulation import Settings, simulate, sweep
+
+MOVES = 40
+
+# Time of the first frame after the heatmap's data changes.
+HOOK_JS = """() => {
+  window.__lab = {updated: 0};
+  Bokeh.documents[0].on_change((event) => {
+    if (event.model && event.model.name === 'heatmap:weights')
+      requestAnimationFrame(() => { window.__lab.updated = performance.now(); });
+  });
+}"""
+
+
+def move_latencies(page, slider_index, moves=MOVES):
+    handle = page.locator(".noUi-handle").nth(slider_index)
+    handle.focus()
+    latencies = []
+    for i in range(moves):
+        start = page.evaluate("() => (window.__lab.updated = 0, performance.now())")
+        page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+        end = page.evaluate(
+            "() => new Promise((resolve) => { const poll = () => window.__lab.updated"
+            " ? resolve(window.__lab.updated) : setTimeout(poll, 1); poll(); })"
+        )
+        latencies.append(end - start)
+    return latencies
+
+
+def bare_seconds(fn, repeats=MOVES):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def report(label, latencies_ms, bare_ms):
+    median, p95 = statistics.median(latencies_ms), float(np.percentile(latencies_ms, 95))
+    bare = statistics.median(bare_ms)
+    print(f"{label:<34}{median:>9.1f}{p95:>9.1f}{bare:>11.1f}{median / bare:>8.1f}")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp, panel_server(Path(tmp) / "serve.log") as url:
+        with sync_playwright() as p:
+            browser = launch(p)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(url)
+            wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0")
+            page.evaluate(HOOK_JS)
+            d_k_moves = move_latencies(page, 0)  # d_k 64 <-> 128
+            variance_moves = move_latencies(page, 2)  # variance 1 <-> 1.05
+            browser.close()
+    base = Settings(d_k=64, variance=1.0, scaling="sqrt")
+    snap_ms = [1e3 * t for t in bare_seconds(lambda: simulate(base))]
+    full_ms = [1e3 * t for t in bare_seconds(lambda: (simulate(base), sweep(base, D_K_OPTIONS)))]
+    print(f"{MOVES} moves each; times in ms")
+    print(f"{'move':<34}{'median':>9}{'p95':>9}{'bare sim':>11}{'ratio':>8}")
+    report("d_k (simulate)", d_k_moves, snap_ms)
+    report("variance (simulate + sweep)", variance_moves, full_ms)
+
+
+if __name__ == "__main__":
+    main()

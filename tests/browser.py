@@ -1,0 +1,123 @@
+"""Drive Debian's Chromium with Playwright, and read what the page plots.
+
+Used by the browser tests and the benchmarks. Chromium is the real binary
+(``/usr/bin/chromium`` is a shell wrapper); as root it needs ``--no-sandbox``.
+"""
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+CHROMIUM = "/usr/lib/chromium/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+REPO = Path(__file__).resolve().parent.parent
+
+# Every ColumnDataSource of a Bokeh document, by name, as plain JS arrays.
+READ_SOURCES_JS = """(names) => {
+  const plain = (v) => (v !== null && typeof v === 'object' && typeof v.length === 'number')
+    ? Array.from(v, plain) : v;
+  const out = {};
+  for (const doc of (window.Bokeh ? window.Bokeh.documents : [])) {
+    for (const name of names) {
+      const model = doc.get_model_by_name(name);
+      if (model === null || out[name]) continue;
+      const entries = model.data instanceof Map ? [...model.data.entries()]
+        : Object.entries(model.data);
+      out[name] = Object.fromEntries(entries.map(([k, v]) => [k, plain(v)]));
+    }
+  }
+  return out;
+}"""
+
+
+def launch(playwright, args=()):
+    """A headless Chromium from Debian's package."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *args])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_http(url: str, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def panel_server(log_path: Path):
+    """``panel serve app/main.py`` on a free local port; yields the app's URL."""
+    port = free_port()
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "panel",
+                "serve",
+                "app/main.py",
+                "--port",
+                str(port),
+                "--address",
+                "127.0.0.1",
+                "--allow-websocket-origin",
+                f"127.0.0.1:{port}",
+            ],
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+        try:
+            url = f"http://127.0.0.1:{port}/main"
+            wait_for_http(url)
+            yield url
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
+
+
+class Console:
+    """Collects a page's console errors, uncaught exceptions and failed requests."""
+
+    def __init__(self, page):
+        self.errors = []
+        page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
+
+
+def read_sources(page, names) -> dict:
+    return page.evaluate(READ_SOURCES_JS, list(names))
+
+
+def wait_for_source(page, name, predicate_js="(d) => true", timeout=30_000):
+    """Wait until source ``name`` exists and ``predicate_js(data)`` holds; return its data."""
+    page.wait_for_function(
+        f"() => {{ const d = ({READ_SOURCES_JS})([{name!r}])[{name!r}];"
+        f" return d !== undefined && ({predicate_js})(d); }}",
+        timeout=timeout,
+    )
+    return read_sources(page, [name])[name]

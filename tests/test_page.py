@@ -1,0 +1,195 @@
+"""The page under a real ``panel serve``, driven in a real headless Chromium."""
+
+import math
+
+import numpy as np
+import pytest
+from browser import Console, launch, panel_server, read_sources, wait_for_source
+from playwright.sync_api import sync_playwright
+
+from app import theory
+from app.plots import CURVE_FIGURES
+from app.simulation import SCALING_RULES, Settings, row_metrics, simulate
+
+DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "seed": 0, "n_queries": 64}
+CURVE_SOURCES = [f"{key}:{rule}" for key in CURVE_FIGURES for rule in SCALING_RULES]
+SNAPSHOT_SOURCES = [
+    "histogram:raw",
+    "histogram:scaled",
+    "histogram:theory:raw",
+    "histogram:theory:scaled",
+    "heatmap:weights",
+    *(f"{key}:marker" for key in [*CURVE_FIGURES, "saturated"]),
+]
+
+
+@pytest.fixture(scope="module")
+def server(output_dir):
+    with panel_server(output_dir / "panel-serve.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        chromium = launch(p)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_page(browser, server):
+    """Open the app (with an optional query) at a viewport width; check the console after."""
+    pages = []
+
+    def open_(query="", width=1280):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        console = Console(page)
+        page.goto(server + query)
+        wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0")
+        pages.append((page, console))
+        return page
+
+    yield open_
+    for page, console in pages:
+        assert console.errors == [], console.errors
+        page.close()
+
+
+def heatmap(page, n_queries=64):
+    data = read_sources(page, ["heatmap:weights"])["heatmap:weights"]
+    return np.array(data["image"][0]).reshape(n_queries, -1)
+
+
+def press_key_on_slider(page, index, key):
+    """Focus the index-th slider handle (d_k, n_keys, variance, temperature) and press a key."""
+    page.locator(".noUi-handle").nth(index).focus()
+    page.keyboard.press(key)
+
+
+def test_every_view_renders_finite_data_without_console_errors(open_page):
+    page = open_page()
+    data = read_sources(page, CURVE_SOURCES + SNAPSHOT_SOURCES)
+    assert set(data) == set(CURVE_SOURCES + SNAPSHOT_SOURCES)
+    for name, columns in data.items():
+        numeric = [v for col, v in columns.items() if col not in ("color", "image")]
+        assert all(len(v) > 0 for v in numeric), name
+        assert all(math.isfinite(x) for v in numeric for x in v), name
+    assert np.all(np.isfinite(heatmap(page)))
+    assert page.locator("canvas").count() >= 8  # every figure drew
+    assert page.locator("text=At d_k = 64 with rule sqrt").count() == 7  # text summaries
+
+
+def test_keyboard_move_of_d_k_plots_what_the_simulation_computes(open_page):
+    page = open_page()
+    press_key_on_slider(page, 0, "ArrowRight")  # d_k 64 -> 128
+    wait_for_source(page, "query_grad:marker", "(d) => d.d_k[0] === 128")
+    expected = simulate(Settings(d_k=128, scaling="sqrt", **DEFAULT))
+    np.testing.assert_array_equal(heatmap(page), expected.weights)
+    metrics = row_metrics(expected)
+    markers = read_sources(page, [f"{key}:marker" for key in CURVE_FIGURES])
+    for key, (metric, *_) in CURVE_FIGURES.items():
+        assert markers[f"{key}:marker"]["y"][0] == pytest.approx(np.median(metrics[metric]))
+    assert "d_k=128" in page.url
+
+
+def histogram_std(bars):
+    """Standard deviation of a density histogram, from its bin centres."""
+    left, right, top = (np.array(bars[c]) for c in ("left", "right", "top"))
+    centre, mass = (left + right) / 2, top * (right - left)
+    mean = np.sum(mass * centre)
+    return math.sqrt(np.sum(mass * (centre - mean) ** 2))
+
+
+def test_switching_to_no_scaling_widens_the_histogram_as_f1_predicts(open_page):
+    """At d_k = 512, unscaled logits spread sqrt(512) = 22.6 times more.
+
+    Each histogram's std is checked against F1. Its Monte Carlo error: the
+    4096 logits share 64 queries and 64 keys, so the relative standard error
+    of their mean square is sqrt((2 + 6/d)/4096 + (2/d)(1/64 + 1/64)) = 0.025,
+    0.0125 on the std; binning 40 bins over +-4 std adds at most 0.2 %.
+    The tolerance is 4 standard errors plus that: 5.5 %.
+    """
+    page = open_page("?d_k=512&scaling=sqrt")
+    before = histogram_std(wait_for_source(page, "histogram:scaled"))
+    page.get_by_role("button", name="none").click()
+    wait_for_source(page, "spread:marker", "(d) => d.color[0] === '#D55E00'")
+    after = histogram_std(read_sources(page, ["histogram:scaled"])["histogram:scaled"])
+    for measured, rule in ((before, "sqrt"), (after, "none")):
+        predicted = theory.logit_std(rule, 512, 1.0)
+        assert measured == pytest.approx(predicted, rel=0.055), rule
+    assert after / before == pytest.approx(math.sqrt(512), rel=0.01)
+
+
+def test_url_parameters_open_that_scenario(open_page):
+    page = open_page("?d_k=512&scaling=none&variance=2&n_keys=32&temperature=0.5&seed=7")
+    wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 512")
+    settings = Settings(d_k=512, scaling="none", variance=2.0, n_keys=32, temperature=0.5, seed=7)
+    np.testing.assert_array_equal(heatmap(page), simulate(settings).weights)
+    assert page.locator("text=d_k (key dimension): 512").count() == 1
+    assert page.get_by_role("button", name="none").get_attribute("class").count("active") == 1
+    assert not page.locator("text=was ignored").is_visible()
+
+
+def test_bad_parameters_show_a_notice_and_the_page_keeps_working(open_page):
+    page = open_page("?d_k=abc&variance=-3&scaling=cube&n_keys=5000&seed=1.5&evil=<b>x</b>")
+    notice = page.locator("text=d_k='abc' was ignored")
+    notice.wait_for(timeout=10_000)
+    for text in [
+        "variance=-3 is outside 0.1 to 4; using 0.1",
+        "scaling='cube' was ignored",
+        "showing n_keys=1024",
+        "seed='1.5' was ignored",
+        "unknown parameter 'evil'",
+    ]:
+        assert page.locator(f"text={text}").count() == 1, text
+    wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 64")
+    press_key_on_slider(page, 0, "ArrowLeft")  # still works: d_k 64 -> 32
+    wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 32")
+    settings = Settings(d_k=32, scaling="sqrt", variance=0.1, n_keys=1024, seed=0)
+    np.testing.assert_array_equal(heatmap(page), simulate(settings).weights)
+
+
+def test_every_control_works_from_the_keyboard(open_page):
+    page = open_page()
+    page.get_by_role("button", name="QK-norm").focus()
+    page.keyboard.press("Enter")
+    wait_for_source(page, "spread:marker", "(d) => d.color[0] === '#CC79A7'")
+    for index, key, field in [
+        (1, "ArrowLeft", "n_keys=32"),
+        (2, "ArrowRight", "variance=1.05"),
+        (3, "ArrowLeft", "temperature=0.95"),
+    ]:
+        press_key_on_slider(page, index, key)
+        page.wait_for_url(f"**{field}**", timeout=10_000)
+    seed = page.get_by_label("seed")
+    seed.focus()
+    seed.fill("42")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**seed=42**", timeout=10_000)
+    settings = Settings(
+        d_k=64, scaling="qk_norm", variance=1.05, n_keys=32, temperature=0.95, seed=42
+    )
+    wait_for_source(page, "heatmap:weights", "(d) => d.dw[0] === 32")
+    np.testing.assert_array_equal(heatmap(page), simulate(settings).weights)
+    page.get_by_role("button", name="New draw").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => !location.search.includes('seed=42')", timeout=10_000)
+
+
+def test_embed_code_pins_the_current_scenario(open_page):
+    page = open_page("?d_k=256&scaling=linear")
+    wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 256")
+    code = page.locator("textarea").input_value()
+    assert code.startswith('<iframe src="http://127.0.0.1:')
+    assert (
+        "d_k=256" in code and "scaling=linear" in code and 'title="Attention Scaling Lab"' in code
+    )
+
+
+@pytest.mark.parametrize(("label", "width"), [("desktop", 1280), ("phone", 375)])
+def test_layout_fits_without_horizontal_scroll(open_page, output_dir, label, width):
+    page = open_page(width=width)
+    page.wait_for_timeout(500)  # let the layout settle before measuring
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.screenshot(path=output_dir / f"page-{label}.png", full_page=True)

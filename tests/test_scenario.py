@@ -1,0 +1,64 @@
+"""Reading a scenario from untrusted URL parameters."""
+
+import pytest
+
+from app.scenario import DEFAULTS, FIELDS, read_query, write_query
+from app.simulation import Settings
+
+
+def test_a_valid_query_is_taken_as_it_is():
+    query = {
+        "d_k": "512",
+        "variance": "2",
+        "scaling": "none",
+        "n_keys": "32",
+        "temperature": "0.5",
+        "seed": "7",
+    }
+    values, notices = read_query(query)
+    assert values == {
+        "d_k": 512,
+        "variance": 2.0,
+        "scaling": "none",
+        "n_keys": 32,
+        "temperature": 0.5,
+        "seed": 7,
+    }
+    assert notices == []
+
+
+def test_write_then_read_is_the_identity():
+    values = {**DEFAULTS, "variance": 1.05, "seed": 2**32 - 1}
+    assert read_query(write_query(values)) == (values, [])
+
+
+@pytest.mark.parametrize(
+    ("query", "expected", "notice"),
+    [
+        ({"d_k": "300"}, {"d_k": 256}, "showing d_k=256"),
+        ({"d_k": "0"}, {"d_k": 1}, "showing d_k=1"),
+        ({"d_k": "-8"}, {"d_k": 1}, "showing d_k=1"),
+        ({"d_k": "1e9"}, {"d_k": 1024}, "showing d_k=1024"),
+        ({"d_k": "64.5"}, {}, "d_k='64.5' was ignored: it is not a whole number"),
+        ({"d_k": "nan"}, {}, "not a finite number"),
+        ({"d_k": ""}, {}, "d_k='' was ignored: it is not a number"),
+        ({"n_keys": "1"}, {"n_keys": 2}, "showing n_keys=2"),
+        ({"variance": "100"}, {"variance": 4.0}, "variance=100 is outside 0.1 to 4; using 4"),
+        ({"variance": "inf"}, {}, "not a finite number"),
+        ({"temperature": "0"}, {"temperature": 0.1}, "using 0.1"),
+        ({"seed": "-1"}, {"seed": 0}, "using 0"),
+        ({"seed": "99999999999"}, {"seed": 2**32 - 1}, "using 4.29497e+09"),
+        ({"scaling": "SQRT"}, {}, "must be one of none, sqrt, linear, qk_norm"),
+        ({"colour": "red"}, {}, "Ignored the unknown parameter 'colour'"),
+    ],
+)
+def test_bad_values_are_clamped_or_ignored_with_a_notice(query, expected, notice):
+    values, notices = read_query(query)
+    assert values == expected
+    assert len(notices) == 1 and notice in notices[0]
+
+
+def test_every_value_read_is_a_valid_simulation_setting():
+    worst = {name: "1e308" for name in FIELDS} | {"scaling": "linear"}
+    values, _ = read_query(worst)
+    Settings(**(DEFAULTS | values))
