@@ -34,9 +34,20 @@ from app.simulation import SCALING_RULES, Settings, row_metrics, simulate, sweep
 TITLE = "Attention Scaling Lab"
 
 BUTTON_LABELS = {"none": "none", "sqrt": "÷ √d_k", "linear": "÷ d_k", "qk_norm": "QK-norm"}
-CARD = {"flex": "1 1 520px", "min-width": "0", "max-width": "100%"}
-CONTROL_GROUP = {"flex": "1 1 300px", "min-width": "0", "max-width": "100%"}
 SMALL = {"font-size": "0.9em"}
+
+
+def _grid(min_width: int) -> dict:
+    """CSS for as many columns of at least ``min_width`` px as fit (down to one).
+
+    A CSS grid on a Column instead of a FlexBox: FlexBox sanitises its HTML
+    with nh3, which the browser build leaves out.
+    """
+    return {
+        "display": "grid",
+        "grid-template-columns": f"repeat(auto-fill, minmax(min(100%, {min_width}px), 1fr))",
+        "column-gap": "12px",
+    }
 
 
 class Scenario(param.Parameterized):
@@ -240,16 +251,17 @@ class AttentionLab(pn.viewable.Viewer):
             code="try { navigator.clipboard.writeText(code.value).catch(() => {}) } catch (e) {}",
         )
         w = self.widgets
-        controls = pn.FlexBox(
+        controls = pn.Column(
             pn.Column(
                 pn.pane.Markdown("**Scaling rule** (c in softmax(c Q Kᵀ / T))", margin=(0, 10)),
                 w["scaling"],
-                styles=CONTROL_GROUP,
+                sizing_mode="stretch_width",
             ),
-            pn.Column(w["d_k"], w["n_keys"], styles=CONTROL_GROUP),
-            pn.Column(w["variance"], w["temperature"], styles=CONTROL_GROUP),
-            pn.Column(pn.Row(w["seed"], self.new_draw), styles=CONTROL_GROUP),
+            pn.Column(w["d_k"], w["n_keys"], sizing_mode="stretch_width"),
+            pn.Column(w["variance"], w["temperature"], sizing_mode="stretch_width"),
+            pn.Row(w["seed"], self.new_draw, sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
+            styles=_grid(300),
         )
         self.layout = pn.Column(
             pn.pane.Markdown(
@@ -265,7 +277,11 @@ class AttentionLab(pn.viewable.Viewer):
             controls,
             self.notice,
             pn.pane.HTML(_key(), sizing_mode="stretch_width", styles=SMALL),
-            pn.FlexBox(*(self._card(key) for key in CAPTIONS), sizing_mode="stretch_width"),
+            pn.Column(
+                *(self._card(key) for key in CAPTIONS),
+                sizing_mode="stretch_width",
+                styles=_grid(480),
+            ),
             pn.Column(self.embed_code, copy, sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
             styles={"max-width": "1400px", "margin": "0 auto"},
@@ -278,7 +294,7 @@ class AttentionLab(pn.viewable.Viewer):
             pn.pane.Markdown(caption, sizing_mode="stretch_width", margin=(0, 10)),
             pn.pane.LaTeX(formula, sizing_mode="stretch_width", margin=(0, 10)),
             self.summaries[key],
-            styles=CARD,
+            sizing_mode="stretch_width",
         )
 
     def __panel__(self):

