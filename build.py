@@ -183,9 +183,13 @@ STATUS_HTML = """
   pyodideWorker.addEventListener('message', (event) => {
     const msg = event.data;
     if (done) return;
-    if (msg.type === 'render') {
-      show('ready', 'Ready: the simulation runs in your browser.');
-      setTimeout(() => { bar.hidden = true; }, 4000);
+    if (msg.type === 'render') {  // ready once Panel has embedded and linked the live page
+      const linked = () => {
+        if (!pyodideWorker.jsdoc) return setTimeout(linked, 20);
+        show('ready', 'Ready: the simulation runs in your browser.');
+        setTimeout(() => { bar.hidden = true; }, 4000);
+      };
+      linked();
     } else if (msg.type === 'status' && !progress.some((p) => msg.msg.startsWith(p))) {
       show('failed', `The simulation failed to start (${msg.msg}). The plots show a `
         + 'precomputed draw; reload the page to try again.');
@@ -458,6 +462,7 @@ def convert(site: Path, self_contained: bool):
     else:
         requirements = [f"./pyodide/{p.name}" for p in (site / "pyodide").glob("*.whl")]
     say("converting app/main.py with Panel (prerendering the default scenario)")
+    os.environ["ATTENTION_LAB_PRERENDER"] = "1"  # app.page.PRERENDER_ENV
     with contextlib.chdir(REPO):
         result = panel_convert.convert_app(
             str(ENTRY.relative_to(REPO)),
@@ -472,6 +477,29 @@ def convert(site: Path, self_contained: bool):
     if result is None:
         raise BuildError("Panel's converter failed; see the message above")
     (site / "main.html").rename(site / "index.html")
+
+
+# Prepended to the worker: a file that fails to load (Pyodide's wasm hangs on it
+# instead of failing) or an error in an async step would otherwise leave the page
+# loading forever; report either as a status, which the page shows as failed.
+WORKER_ERRORS_JS = """\
+const reportFailure = (what) => self.postMessage({type: 'status', msg: `Error: ${what}`});
+const fetchFromSite = self.fetch.bind(self);
+self.fetch = async (resource, ...rest) => {
+  const name = String(resource.url ?? resource).split('/').pop().split('?')[0];
+  try {
+    const response = await fetchFromSite(resource, ...rest);
+    if (!response.ok) reportFailure(`could not fetch ${name} (HTTP ${response.status})`);
+    return response;
+  } catch (error) {
+    reportFailure(`could not fetch ${name} (${error.message})`);
+    throw error;
+  }
+};
+self.addEventListener('unhandledrejection', (event) => {
+  reportFailure(String(event.reason).split('\\n')[0]);
+});
+"""
 
 
 def localise(site: Path):
@@ -502,6 +530,9 @@ def localise(site: Path):
             )
         else:
             shutil.copy2(source, destination)
+    shutil.copy2(dist / "images" / "favicon.ico", site / "favicon.ico")
+    worker = site / "main.js"
+    worker.write_text(WORKER_ERRORS_JS + worker.read_text())
     html = html.replace("</body>", STATUS_HTML + "</body>")
     html_path.write_text(html)
 

@@ -8,7 +8,10 @@ notebook and in Pyodide.
 """
 
 import html
+import os
+import platform
 import random
+import sys
 from urllib.parse import parse_qsl
 
 import numpy as np
@@ -32,6 +35,7 @@ from app.scenario import (
 from app.simulation import SCALING_RULES, Settings, row_metrics, simulate, sweep
 
 TITLE = "Attention Scaling Lab"
+PRERENDER_ENV = "ATTENTION_LAB_PRERENDER"  # set by build.py while it prerenders the page
 
 BUTTON_LABELS = {"none": "none", "sqrt": "÷ √d_k", "linear": "÷ d_k", "qk_norm": "QK-norm"}
 SMALL = {"font-size": "0.9em"}
@@ -134,8 +138,9 @@ class AttentionLab(pn.viewable.Viewer):
         self.scenario.param.watch(self._on_change, list(FIELDS))
         self._update(curves=True)
         if pn.state.location is not None:
-            self._read_url()
-            pn.state.onload(self._read_url)
+            self._read_url()  # under panel serve the request's query is known now;
+            # in the browser build it arrives later, when the page tells the worker
+            pn.state.location.param.watch(lambda _: self._read_url(), "search")
 
     # --- widgets -------------------------------------------------------------------------
 
@@ -283,6 +288,7 @@ class AttentionLab(pn.viewable.Viewer):
                 styles=_grid(480),
             ),
             pn.Column(self.embed_code, copy, sizing_mode="stretch_width"),
+            pn.pane.Markdown(_runtime(), name="runtime", styles=SMALL),
             sizing_mode="stretch_width",
             styles={"max-width": "1400px", "margin": "0 auto"},
         )
@@ -299,6 +305,20 @@ class AttentionLab(pn.viewable.Viewer):
 
     def __panel__(self):
         return self.layout
+
+
+def _runtime() -> str:
+    """Where the numbers come from: in the browser build, the worker's numpy."""
+    if sys.platform == "emscripten":
+        where = "Computed in your browser"
+    elif os.environ.get(PRERENDER_ENV):
+        where = "Precomputed when this site was built (the live simulation takes over once loaded)"
+    else:
+        where = "Computed on the server"
+    return (
+        f"{where} with numpy {np.__version__} on Python "
+        f"{platform.python_version()} ({sys.platform})."
+    )
 
 
 def _key() -> str:

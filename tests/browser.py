@@ -30,7 +30,8 @@ READ_SOURCES_JS = """(names) => {
   const plain = (v) => (v !== null && typeof v === 'object' && typeof v.length === 'number')
     ? Array.from(v, plain) : v;
   const out = {};
-  for (const doc of (window.Bokeh ? window.Bokeh.documents : [])) {
+  // Newest document first: a converted page keeps its prerendered one in the list.
+  for (const doc of (window.Bokeh ? [...window.Bokeh.documents].reverse() : [])) {
     for (const name of names) {
       const model = doc.get_model_by_name(name);
       if (model === null || out[name]) continue;

@@ -31,7 +31,7 @@ MOVES = 40
 # Time of the first frame after the heatmap's data changes.
 HOOK_JS = """() => {
   window.__lab = {updated: 0};
-  Bokeh.documents[0].on_change((event) => {
+  Bokeh.documents[Bokeh.documents.length - 1].on_change((event) => {
     if (event.model && event.model.name === 'heatmap:weights')
       requestAnimationFrame(() => { window.__lab.updated = performance.now(); });
   });

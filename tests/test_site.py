@@ -1,0 +1,187 @@
+"""The built static site, run by Pyodide in Chromium with no network but 127.0.0.1.
+
+The site is built once per session (``python build.py``, the real build) and
+served by ``build.py``'s own handler. Chromium resolves no other host, and a
+request route records and aborts anything not local, so the tests prove the
+page needs nothing from outside the machine.
+"""
+
+import contextlib
+import json
+import subprocess
+import sys
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+from browser import REPO, Console, launch, read_sources, wait_for_source
+from playwright.sync_api import sync_playwright
+
+import build
+from app.simulation import Settings, simulate
+
+BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here
+OFFLINE_ARGS = ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "n_queries": 64}
+STATUS = "document.getElementById('lab-status')?.dataset.state"
+# numpy in the worker and natively may round the last bit of a dot product
+# differently; weights then differ by a few ulps of their logits (|z| < 40 here).
+WEIGHT_RTOL = 1e-9
+
+
+@contextlib.contextmanager
+def http_server(folder: Path, handler=build.SiteHandler):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def site(output_dir) -> Path:
+    """Build the self-contained site once per session, with the real build script."""
+    with open(output_dir / "build.log", "w") as log:
+        subprocess.run(
+            [sys.executable, "build.py"],
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            check=True,
+            timeout=1800,
+        )
+    return build.SITE
+
+
+@pytest.fixture(scope="module")
+def site_url(site):
+    with http_server(site) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def offline():
+    """A Chromium context that can reach 127.0.0.1 only; ``offline.outside`` lists the rest."""
+    with sync_playwright() as p:
+        browser = launch(p, OFFLINE_ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.outside = []
+
+        def route(r):
+            if r.request.url.startswith(("http://127.0.0.1:", "data:", "blob:")):
+                r.continue_()
+            else:
+                context.outside.append(r.request.url)
+                r.abort()
+
+        context.route("**/*", route)
+        yield context
+        browser.close()
+
+
+def http_errors(page) -> list:
+    errors = []
+    page.on("response", lambda r: r.status >= 400 and errors.append(f"{r.status} {r.url}"))
+    return errors
+
+
+def heatmap(page_or_frame, n_queries=64):
+    data = read_sources(page_or_frame, ["heatmap:weights"])["heatmap:weights"]
+    return np.array(data["image"][0]).reshape(n_queries, -1)
+
+
+def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_dir):
+    page = offline.new_page()
+    console, failed = Console(page), http_errors(page)
+    already_outside = len(offline.outside)
+    page.goto(site_url)
+
+    # Prerendered: real plots and data while Python is still loading.
+    wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0", timeout=10_000)
+    assert page.evaluate(STATUS) == "loading"
+    assert page.locator("canvas").count() >= 8
+    assert page.locator("p", has_text="Precomputed when this site was built").count() == 1
+    page.screenshot(path=output_dir / "site-prerendered.png")
+
+    page.wait_for_function(f"() => {STATUS} !== 'loading'", timeout=BOOT_TIMEOUT)
+    assert page.evaluate(STATUS) == "ready", page.locator("#lab-status").inner_text()
+    runtime = page.locator("p", has_text="Computed in your browser").inner_text()
+    lock = json.loads((build.SITE / "pyodide" / "pyodide-lock.json").read_text())
+    assert f"numpy {lock['packages']['numpy']['version']}" in runtime  # the worker's numpy
+    assert "(emscripten)" in runtime
+
+    page.locator(".noUi-handle").nth(0).focus()  # d_k 64 -> 128 from the keyboard
+    page.keyboard.press("ArrowRight")
+    wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 128")
+    expected = simulate(Settings(d_k=128, scaling="sqrt", seed=0, **DEFAULT))
+    np.testing.assert_allclose(heatmap(page), expected.weights, rtol=WEIGHT_RTOL, atol=1e-300)
+
+    page.get_by_role("button", name="none").click()
+    wait_for_source(page, "spread:marker", "(d) => d.color[0] === '#D55E00'")
+    expected = simulate(Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
+    np.testing.assert_allclose(heatmap(page), expected.weights, rtol=WEIGHT_RTOL, atol=1e-300)
+    assert "d_k=128" in page.url and "scaling=none" in page.url
+    page.screenshot(path=output_dir / "site-interactive.png")
+
+    assert offline.outside[already_outside:] == []
+    assert failed == []
+    assert console.errors == []
+
+
+def test_a_course_page_embeds_the_site_with_a_scenario(offline, site_url, tmp_path):
+    """A teacher's page on another origin holds the site in an iframe with URL parameters."""
+    fixture = (Path(__file__).parent / "fixtures" / "course_page.html").read_text()
+    src = f"{site_url}?d_k=512&scaling=none&seed=3"
+    (tmp_path / "index.html").write_text(fixture.replace("{{ LAB_URL }}", src))
+    already_outside = len(offline.outside)
+    with http_server(tmp_path, SimpleHTTPRequestHandler) as course_url:
+        page = offline.new_page()
+        console = Console(page)
+        page.goto(course_url)
+        frame = page.locator("iframe#lab").element_handle().content_frame()
+        frame.wait_for_function(f"() => {STATUS} === 'ready'", timeout=BOOT_TIMEOUT)
+        wait_for_source(frame, "spread:marker", "(d) => d.d_k[0] === 512")
+        expected = simulate(Settings(d_k=512, scaling="none", seed=3, **DEFAULT))
+        np.testing.assert_allclose(heatmap(frame), expected.weights, rtol=WEIGHT_RTOL, atol=1e-300)
+        assert frame.evaluate("document.documentElement.scrollWidth") <= 640  # the iframe's width
+    assert offline.outside[already_outside:] == []
+    assert console.errors == []
+
+
+class MissingFileHandler(build.SiteHandler):
+    """Serves the site but answers 404 for one file, as a broken host would."""
+
+    missing = ""
+
+    def do_GET(self):
+        if self.path.split("?")[0].endswith(self.missing):
+            self.send_error(404)
+        else:
+            super().do_GET()
+
+
+@pytest.mark.parametrize(
+    "missing",
+    [
+        "pyodide/pyodide.js",
+        "pyodide/pyodide.asm.wasm",
+        "pyodide/numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl",
+    ],
+)
+def test_a_failed_load_says_so_instead_of_spinning(offline, site, missing):
+    """When Pyodide or a wheel cannot be fetched the status says so; the plots stay."""
+    handler = type("Handler", (MissingFileHandler,), {"missing": missing})
+    with http_server(site, handler) as url:
+        page = offline.new_page()
+        page.goto(url)
+        page.wait_for_function(f"() => {STATUS} === 'failed'", timeout=BOOT_TIMEOUT)
+        assert "reload the page" in page.locator("#lab-status").inner_text()
+        assert not page.evaluate("document.body.classList.contains('pn-loading')")
+        assert page.locator("canvas").count() >= 8
+        page.close()
