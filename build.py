@@ -434,23 +434,35 @@ def assemble_pyodide(pyodide_dir: Path) -> list[Path]:
 
     lock = upstream.model_copy(update={"packages": kept})
     lock = add_wheels_to_spec(lock, added, base_path=pyodide_dir, ignore_missing_dependencies=True)
-    for (package, dependency), _reason in DROPPED_DEPENDENCIES.items():
-        lock.packages[package].depends.remove(dependency)
+    close_lock(lock)
+    lock.to_json(pyodide_dir / "pyodide-lock.json", indent=1)
+    return added
+
+
+def close_lock(lock):
+    """Drop ``DROPPED_DEPENDENCIES`` and check every other dependency is in the lock."""
+    for package, dependency in DROPPED_DEPENDENCIES:
+        if package in lock.packages and dependency in lock.packages[package].depends:
+            lock.packages[package].depends.remove(dependency)
     for package in lock.packages.values():
         for dependency in package.depends:
             if dependency not in lock.packages:
                 raise BuildError(
                     f"dependency missing from the lock: {package.name} needs {dependency}"
                 )
-    lock.to_json(pyodide_dir / "pyodide-lock.json", indent=1)
-    return added
 
 
 # --- converting the app --------------------------------------------------------------------
 
 
-def convert(site: Path, self_contained: bool):
-    """Run Panel's converter on the entry script; write ``site/index.html`` and its worker."""
+def convert(site: Path, app_wheel: Path | None = None):
+    """Run Panel's converter on the entry script; write ``site/index.html`` and its worker.
+
+    Self-contained unless ``app_wheel`` is given: then the page loads Pyodide,
+    Panel and Bokeh from their CDNs and carries only the app wheel, packed
+    beside the page by Panel.
+    """
+    self_contained = app_wheel is None
     if self_contained:
         os.environ["PANEL_CDN_ROOT"] = PANEL_ROOT  # read when panel is first imported
     from panel.io import convert as panel_convert
@@ -458,19 +470,16 @@ def convert(site: Path, self_contained: bool):
     if self_contained:
         panel_convert.PYODIDE_URL = "./pyodide/pyodide.js"
         panel_convert.PRE = WORKER_PRELUDE + panel_convert.PRE
-        requirements = ["attention-scaling-lab"]
-    else:
-        requirements = [f"./pyodide/{p.name}" for p in (site / "pyodide").glob("*.whl")]
     say("converting app/main.py with Panel (prerendering the default scenario)")
     os.environ["ATTENTION_LAB_PRERENDER"] = "1"  # app.page.PRERENDER_ENV
     with contextlib.chdir(REPO):
         result = panel_convert.convert_app(
             str(ENTRY.relative_to(REPO)),
             site,
-            requirements=requirements,
+            requirements=["attention-scaling-lab"] if self_contained else [str(app_wheel)],
             runtime="pyodide-worker",
             prerender=True,
-            panel_version="1.9.4",
+            panel_version="1.9.4" if self_contained else "auto",
             http_patch=not self_contained,
             verbose=False,
         )
@@ -531,10 +540,15 @@ def localise(site: Path):
         else:
             shutil.copy2(source, destination)
     shutil.copy2(dist / "images" / "favicon.ico", site / "favicon.ico")
+    html_path.write_text(html)
+
+
+def add_status(site: Path):
+    """A visible loading / ready / failed status, fed by the worker's messages."""
     worker = site / "main.js"
     worker.write_text(WORKER_ERRORS_JS + worker.read_text())
-    html = html.replace("</body>", STATUS_HTML + "</body>")
-    html_path.write_text(html)
+    html_path = site / "index.html"
+    html_path.write_text(html_path.read_text().replace("</body>", STATUS_HTML + "</body>"))
 
 
 def check_no_cdn(site: Path):
@@ -565,14 +579,14 @@ def build(cdn: bool = False) -> Path:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     if cdn:
-        (work / "pyodide").mkdir()
-        build_app_wheel(work / "pyodide")
-        convert(work, self_contained=False)
+        with tempfile.TemporaryDirectory() as tmp:
+            convert(work, app_wheel=build_app_wheel(Path(tmp)))
     else:
         assemble_pyodide(work / "pyodide")
-        convert(work, self_contained=True)
+        convert(work)
         localise(work)
         check_no_cdn(work)
+    add_status(work)
     shutil.rmtree(final, ignore_errors=True)
     work.rename(final)
     total = sum(p.stat().st_size for p in final.rglob("*") if p.is_file())

@@ -1,0 +1,116 @@
+"""build.py's checks on its inputs and outputs, and its CDN variant."""
+
+import base64
+import csv
+import hashlib
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from browser import REPO
+from pyodide_lock import PyodideLockSpec
+
+import build
+
+
+def make_wheel(path, files):
+    with zipfile.ZipFile(path, "w") as wheel:
+        for name, data in files.items():
+            wheel.writestr(name, data)
+    return path
+
+
+def test_rewrite_wheel_strips_the_compiled_module_and_retags(tmp_path):
+    source = make_wheel(
+        tmp_path / "fast-1.0-cp312-cp312-manylinux2014_x86_64.whl",
+        {
+            "fast/__init__.py": "from ._speedups import *  # optional\n",
+            "fast/_speedups.cpython-312-x86_64-linux-gnu.so": b"\x7fELF",
+            "fast-1.0.dist-info/METADATA": "Name: fast\nVersion: 1.0\n",
+            "fast-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nRoot-Is-Purelib: false\n"
+            "Tag: cp312-cp312-manylinux2014_x86_64\n",
+            "fast-1.0.dist-info/RECORD": "stale",
+        },
+    )
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    result = build.rewrite_wheel(source, out_dir, drop=("fast/_speedups",), retag=True)
+    assert result.name == "fast-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(result) as wheel:
+        names = wheel.namelist()
+        assert not any(n.endswith(".so") for n in names)
+        tags = wheel.read("fast-1.0.dist-info/WHEEL").decode()
+        assert "Tag: py3-none-any" in tags and "cp312" not in tags
+        assert "Root-Is-Purelib: true" in tags
+        record = list(csv.reader(wheel.read("fast-1.0.dist-info/RECORD").decode().splitlines()))
+        assert {row[0] for row in record} == set(names)
+        for name, digest, size in record:
+            if digest:
+                data = wheel.read(name)
+                expected = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+                assert digest == f"sha256={expected.decode()}" and int(size) == len(data)
+
+
+def test_a_tampered_input_fails_naming_the_file(tmp_path):
+    path = tmp_path / "numpy.whl"
+    path.write_bytes(b"not numpy")
+    with pytest.raises(build.BuildError, match=r"sha256 mismatch for numpy \(numpy.whl\)"):
+        build.check_sha256(path, "0" * 64, "numpy")
+
+
+def lock_with(packages):
+    info = {
+        "arch": "wasm32",
+        "platform": "emscripten_3_1_58",
+        "version": "0.27.7",
+        "python": "3.12.7",
+    }
+    return PyodideLockSpec(
+        info=info,
+        packages={
+            name: {
+                "name": name,
+                "version": "1",
+                "file_name": f"{name}.whl",
+                "install_dir": "site",
+                "depends": depends,
+            }
+            for name, depends in packages.items()
+        },
+    )
+
+
+def test_the_lock_must_hold_every_dependency():
+    lock = lock_with({"panel": ["param", "nh3"], "param": []})
+    build.close_lock(lock)  # nh3 is a known, documented drop
+    assert lock.packages["panel"].depends == ["param"]
+    with pytest.raises(build.BuildError, match="dependency missing from the lock: app needs scipy"):
+        build.close_lock(lock_with({"app": ["scipy"]}))
+
+
+def test_cdn_addresses_fail_the_build(tmp_path):
+    (tmp_path / "index.html").write_text('<script src="https://cdn.holoviz.org/panel.js">')
+    with pytest.raises(build.BuildError, match=r"index.html: https://cdn.holoviz.org"):
+        build.check_no_cdn(tmp_path)
+    (tmp_path / "index.html").write_text('<a href="https://example.org/">a link</a>')
+    build.check_no_cdn(tmp_path)
+
+
+def test_the_cdn_variant_references_the_cdns_and_ships_the_app(output_dir):
+    with open(output_dir / "build-cdn.log", "w") as log:
+        subprocess.run(
+            [sys.executable, "build.py", "--cdn"],
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            check=True,
+            timeout=900,
+        )
+    html = (build.CDN_SITE / "index.html").read_text()
+    worker = (build.CDN_SITE / "main.js").read_text()
+    assert "https://cdn.bokeh.org/bokeh/release/bokeh-3.9.2.min.js" in html
+    assert "https://cdn.jsdelivr.net/pyodide/" in worker
+    assert 'id="lab-status"' in html and "reportFailure" in worker
+    with zipfile.ZipFile(build.CDN_SITE / "main.resources.zip") as resources:
+        assert any("attention_scaling_lab" in n for n in resources.namelist())
