@@ -8,6 +8,7 @@ notebook and in Pyodide.
 """
 
 import html
+import math
 import os
 import platform
 import random
@@ -17,6 +18,7 @@ from urllib.parse import parse_qsl
 import numpy as np
 import panel as pn
 import param
+from bokeh.models import CustomJSTickFormatter, Div
 from panel.io import hold
 
 from app import theory
@@ -52,6 +54,14 @@ def _grid(min_width: int) -> dict:
         "grid-template-columns": f"repeat(auto-fill, minmax(min(100%, {min_width}px), 1fr))",
         "column-gap": "12px",
     }
+
+
+EMBED_JS = """
+const src = window.location.href.split('#')[0];
+code.value = `<iframe src="${src}" title="${title}" width="100%" height="1400" `
+  + 'style="border:0; max-width:100%" loading="lazy"></iframe>';
+try { navigator.clipboard.writeText(code.value).catch(() => {}); } catch (error) {}
+"""
 
 
 class Scenario(param.Parameterized):
@@ -147,9 +157,7 @@ class AttentionLab(pn.viewable.Viewer):
     def _build_widgets(self):
         s = self.scenario
         self.widgets = {
-            "d_k": pn.widgets.DiscreteSlider(
-                name="d_k (key dimension)", options=D_K_OPTIONS, value=s.d_k
-            ),
+            "d_k": _power_of_two_slider("d_k (key dimension)", D_K_OPTIONS, s.d_k),
             "scaling": pn.widgets.RadioButtonGroup(
                 name="Scaling rule",
                 options={BUTTON_LABELS[r]: r for r in SCALING_RULES},
@@ -164,9 +172,7 @@ class AttentionLab(pn.viewable.Viewer):
                 step=0.05,
                 value=s.variance,
             ),
-            "n_keys": pn.widgets.DiscreteSlider(
-                name="n (number of keys)", options=N_KEYS_OPTIONS, value=s.n_keys
-            ),
+            "n_keys": _power_of_two_slider("n (number of keys)", N_KEYS_OPTIONS, s.n_keys),
             "temperature": pn.widgets.FloatSlider(
                 name="temperature T",
                 start=TEMPERATURE_RANGE[0],
@@ -181,8 +187,19 @@ class AttentionLab(pn.viewable.Viewer):
         for name, widget in self.widgets.items():
             widget.sizing_mode = widget.sizing_mode or "stretch_width"
             throttled = "value_throttled" if "value_throttled" in widget.param else "value"
-            widget.param.watch(lambda e, name=name: setattr(self.scenario, name, e.new), throttled)
-            s.param.watch(lambda e, w=widget: setattr(w, "value", e.new), name)
+            exponent = name in ("d_k", "n_keys")  # these sliders move over log2 of the value
+            widget.param.watch(
+                lambda e, name=name, exponent=exponent: setattr(
+                    self.scenario, name, 2**e.new if exponent else e.new
+                ),
+                throttled,
+            )
+            s.param.watch(
+                lambda e, w=widget, exponent=exponent: setattr(
+                    w, "value", int(math.log2(e.new)) if exponent else e.new
+                ),
+                name,
+            )
         self.new_draw = pn.widgets.Button(name="New draw", button_type="primary", width=110)
         self.new_draw.on_click(lambda _: setattr(s, "seed", random.randrange(SEED_RANGE[1] + 1)))
 
@@ -203,9 +220,13 @@ class AttentionLab(pn.viewable.Viewer):
             snap = simulate(settings)
             metrics = row_metrics(snap)
             self.plots.show_snapshot(snap, metrics)
-            for key, text in _summaries(settings, snap, metrics, self.curves).items():
-                self.summaries[key].value = text
-            self.embed_code.value = self._embed_snippet()
+            lines = _summaries(settings, snap, metrics, self.curves)
+            items = "".join(
+                f"<li><b>{html.escape(self.plots.figures[key].title.text)}:</b> "
+                f"{html.escape(text)}</li>"
+                for key, text in lines.items()
+            )
+            self.summary.text = f"<ul>{items}</ul>"
 
     # --- URL -----------------------------------------------------------------------------
 
@@ -226,36 +247,31 @@ class AttentionLab(pn.viewable.Viewer):
         location.update_query(**write_query(self.scenario.param.values()))
         self._applied_search = location.search
 
-    def _embed_snippet(self) -> str:
-        location = pn.state.location
-        base = location.href.split("?")[0].split("#")[0] if location and location.href else ""
-        query = "&".join(f"{k}={v}" for k, v in write_query(self.scenario.param.values()).items())
-        return (
-            f'<iframe src="{base}?{query}" title="{TITLE}" width="100%" height="1400" '
-            'style="border:0; max-width:100%" loading="lazy"></iframe>'
-        )
-
     # --- layout --------------------------------------------------------------------------
 
     def _build_layout(self):
         self.notice = pn.pane.Alert(
             "", alert_type="warning", visible=False, name="url-notice", sizing_mode="stretch_width"
         )
-        self.summaries = {
-            # StaticText, not Markdown: updating a widget's value is ~10x cheaper per move
-            key: pn.widgets.StaticText(name="", value="", styles=SMALL, margin=(0, 10))
-            for key in CAPTIONS
-        }
+        # One plain Bokeh Div for the text summary of every plot: each text change
+        # re-lays out the page (~30 ms in a browser), so one change per move, not eight.
+        self.summary = Div(
+            text="",
+            name="summary",
+            disable_math=True,
+            sizing_mode="stretch_width",
+            margin=(0, 10),
+            styles=SMALL,
+        )
         self.embed_code = pn.widgets.TextAreaInput(
-            name="Embed this scenario in a course page: copy the code below",
+            name="Embed this scenario in a course page",
+            placeholder="Press the button for an <iframe> snippet of the current scenario.",
             height=90,
             sizing_mode="stretch_width",
         )
         copy = pn.widgets.Button(name="Copy embed code", width=160)
-        copy.js_on_click(
-            args={"code": self.embed_code},
-            code="try { navigator.clipboard.writeText(code.value).catch(() => {}) } catch (e) {}",
-        )
+        # Built in the browser from the page's own URL, which holds the scenario.
+        copy.js_on_click(args={"code": self.embed_code, "title": TITLE}, code=EMBED_JS)
         w = self.widgets
         controls = pn.Column(
             pn.Column(
@@ -288,6 +304,8 @@ class AttentionLab(pn.viewable.Viewer):
                 sizing_mode="stretch_width",
                 styles=_grid(480),
             ),
+            pn.pane.Markdown("### The plots in numbers", margin=(0, 10)),
+            pn.pane.Bokeh(self.summary, sizing_mode="stretch_width"),
             pn.Column(self.embed_code, copy, sizing_mode="stretch_width"),
             pn.pane.Markdown(_runtime(), name="runtime", styles=SMALL),
             sizing_mode="stretch_width",
@@ -300,12 +318,26 @@ class AttentionLab(pn.viewable.Viewer):
             pn.pane.Bokeh(self.plots.figures[key], sizing_mode="stretch_width"),
             pn.pane.Markdown(caption, sizing_mode="stretch_width", margin=(0, 10)),
             pn.pane.LaTeX(formula, sizing_mode="stretch_width", margin=(0, 10)),
-            self.summaries[key],
             sizing_mode="stretch_width",
         )
 
     def __panel__(self):
         return self.layout
+
+
+def _power_of_two_slider(name: str, options: list[int], value: int) -> pn.widgets.IntSlider:
+    """A slider over the exponents of ``options`` that shows 2 ** exponent.
+
+    A plain IntSlider rather than a DiscreteSlider: each move then costs one
+    model change, not a composite widget's round of label updates.
+    """
+    return pn.widgets.IntSlider(
+        name=name,
+        start=int(math.log2(options[0])),
+        end=int(math.log2(options[-1])),
+        value=int(math.log2(value)),
+        format=CustomJSTickFormatter(code="return (2 ** tick).toString()"),
+    )
 
 
 def _runtime() -> str:

@@ -180,6 +180,7 @@ def test_every_control_works_from_the_keyboard(open_page):
 def test_embed_code_pins_the_current_scenario(open_page):
     page = open_page("?d_k=256&scaling=linear")
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 256")
+    page.get_by_role("button", name="Copy embed code").click()
     code = page.locator("textarea").input_value()
     assert code.startswith('<iframe src="http://127.0.0.1:')
     assert (
