@@ -165,21 +165,11 @@ class AttentionLab(pn.viewable.Viewer):
                 button_type="primary",
                 button_style="outline",
             ),
-            "variance": pn.widgets.FloatSlider(
-                name="variance v of q and k components",
-                start=VARIANCE_RANGE[0],
-                end=VARIANCE_RANGE[1],
-                step=0.05,
-                value=s.variance,
+            "variance": _float_slider(
+                "variance v of q and k components", VARIANCE_RANGE, s.variance
             ),
             "n_keys": _power_of_two_slider("n (number of keys)", N_KEYS_OPTIONS, s.n_keys),
-            "temperature": pn.widgets.FloatSlider(
-                name="temperature T",
-                start=TEMPERATURE_RANGE[0],
-                end=TEMPERATURE_RANGE[1],
-                step=0.05,
-                value=s.temperature,
-            ),
+            "temperature": _float_slider("temperature T", TEMPERATURE_RANGE, s.temperature),
             "seed": pn.widgets.IntInput(
                 name="seed", start=SEED_RANGE[0], end=SEED_RANGE[1], value=s.seed, width=140
             ),
@@ -323,6 +313,10 @@ class AttentionLab(pn.viewable.Viewer):
 
     def __panel__(self):
         return self.layout
+
+
+def _float_slider(name: str, bounds: tuple[float, float], value: float) -> pn.widgets.FloatSlider:
+    return pn.widgets.FloatSlider(name=name, start=bounds[0], end=bounds[1], step=0.05, value=value)
 
 
 def _power_of_two_slider(name: str, options: list[int], value: int) -> pn.widgets.IntSlider:

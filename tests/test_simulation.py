@@ -23,6 +23,21 @@ RAISE = {"over": "raise", "divide": "raise", "invalid": "raise"}  # underflow to
 POWERS = [2**i for i in range(11)]
 
 
+def small_draw(scaling, d_k, variance, temperature, n_queries, n_keys, seed):
+    """A few queries and keys, small enough for reference computations row by row."""
+    return simulate(
+        Settings(
+            d_k=d_k,
+            variance=variance,
+            scaling=scaling,
+            n_queries=n_queries,
+            n_keys=n_keys,
+            temperature=temperature,
+            seed=seed,
+        )
+    )
+
+
 # --- F1: the logit spread ---------------------------------------------------------------
 
 
@@ -85,17 +100,7 @@ def test_metrics_match_first_principles(scaling, d_k, variance, temperature):
     No Monte Carlo here: both sides compute the same quantity, so the
     tolerance is float64 rounding amplified by at most the logits' size.
     """
-    snap = simulate(
-        Settings(
-            d_k=d_k,
-            variance=variance,
-            scaling=scaling,
-            n_queries=5,
-            n_keys=7,
-            temperature=temperature,
-            seed=11,
-        )
-    )
+    snap = small_draw(scaling, d_k, variance, temperature, 5, 7, seed=11)
     for i in range(5):
         p = float_weights(snap.q[i], snap.k, scaling, temperature)
         jacobian = np.diag(p) - np.outer(p, p)
@@ -117,17 +122,7 @@ def test_query_gradient_matches_finite_differences(scaling, d_k, variance, tempe
     under qk_norm the gradient is ~1e-5 of the weights' scale and differences
     lose that much; the mpmath test below covers it.)
     """
-    snap = simulate(
-        Settings(
-            d_k=d_k,
-            variance=variance,
-            scaling=scaling,
-            n_queries=4,
-            n_keys=6,
-            temperature=temperature,
-            seed=5,
-        )
-    )
+    snap = small_draw(scaling, d_k, variance, temperature, 4, 6, seed=5)
     for i in range(4):
         expected = finite_difference_grad_norm(snap.q[i], snap.k, scaling, temperature)
         assert snap.query_grad_norm[i] == pytest.approx(expected, rel=1e-6)
@@ -150,17 +145,7 @@ def test_norms_keep_relative_accuracy_in_deep_saturation(scaling, d_k, variance,
     the draws reach beyond float64's epsilon, where the F7 formula in
     float64 returns noise.
     """
-    snap = simulate(
-        Settings(
-            d_k=d_k,
-            variance=variance,
-            scaling=scaling,
-            n_queries=4,
-            n_keys=6,
-            temperature=temperature,
-            seed=3,
-        )
-    )
+    snap = small_draw(scaling, d_k, variance, temperature, 4, 6, seed=3)
     deepest = mpmath.mpf(1)
     for i in range(4):
         ref = mp_row_metrics(snap.q[i], snap.k, scaling, temperature, dps=700)
