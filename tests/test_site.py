@@ -116,8 +116,7 @@ def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_di
     assert f"numpy {lock['packages']['numpy']['version']}" in runtime  # the worker's numpy
     assert "(emscripten)" in runtime
 
-    page.locator(".noUi-handle").nth(0).focus()  # d_k 64 -> 128 from the keyboard
-    page.keyboard.press("ArrowRight")
+    page.locator(".noUi-handle").nth(0).press("ArrowRight")  # d_k 64 -> 128, keyboard
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 128")
     expected = simulate(Settings(d_k=128, scaling="sqrt", seed=0, **DEFAULT))
     np.testing.assert_allclose(heatmap(page), expected.weights, rtol=WEIGHT_RTOL, atol=1e-300)
