@@ -190,3 +190,24 @@ def test_layout_fits_without_horizontal_scroll(open_page, output_dir, label, wid
     page.wait_for_timeout(500)  # let the layout settle before measuring
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     page.screenshot(path=output_dir / f"page-{label}.png", full_page=True)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "?d_k=1024&scaling=none&variance=4&temperature=0.1&n_keys=1024",  # deepest saturation
+        "?d_k=1&scaling=qk_norm&variance=0.1&temperature=4&n_keys=2",  # zero spread, two keys
+    ],
+)
+def test_extreme_settings_plot_finite_data(open_page, query):
+    page = open_page(query)
+    d_k = int(query.split("d_k=")[1].split("&")[0])
+    wait_for_source(page, "spread:marker", f"(d) => d.d_k.length === 0 || d.d_k[0] === {d_k}")
+    wait_for_source(page, "saturated:marker", f"(d) => d.d_k[0] === {d_k}")
+    data = read_sources(page, CURVE_SOURCES + SNAPSHOT_SOURCES)
+    for name, columns in data.items():
+        numeric = [v for col, v in columns.items() if col not in ("color", "image")]
+        assert all(math.isfinite(x) for v in numeric for x in v), name
+    weights = heatmap(page)
+    assert np.all(np.isfinite(weights))
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-12)
