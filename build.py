@@ -203,6 +203,16 @@ STATUS_HTML = """
     show('failed', 'The simulation could not be loaded (Python for the browser was not '
       + 'found or failed). The plots show a precomputed draw; reload the page to try again.');
   });
+  // Start the worker once the prerendered plots are on screen (or after 5 s).
+  let started = false;
+  const start = () => {
+    if (!started) pyodideWorker.postMessage({type: 'start'});
+    started = true;
+  };
+  const whenDrawn = () => (window.Bokeh && Bokeh.index && Bokeh.index.roots.length)
+    ? requestAnimationFrame(() => requestAnimationFrame(start)) : setTimeout(whenDrawn, 20);
+  whenDrawn();
+  setTimeout(start, 5000);
   setTimeout(() => {
     if (!done) bar.textContent += ' Still loading after 90 s: the connection may be slow.';
   }, 90000);
@@ -593,9 +603,21 @@ def localise(site: Path):
 
 
 def add_status(site: Path):
-    """A visible loading / ready / failed status, fed by the worker's messages."""
+    """A visible loading / ready / failed status, fed by the worker's messages.
+
+    The worker also waits for the page's word before it loads Pyodide, so that
+    compiling 10 MB of wasm does not compete with drawing the prerendered plots.
+    """
     worker = site / "main.js"
-    worker.write_text(WORKER_ERRORS_JS + worker.read_text())
+    body = worker.read_text()
+    worker.write_text(
+        WORKER_ERRORS_JS
+        + "self.addEventListener('message', function startWhenAsked(event) {\n"
+        + "  if (event.data?.type !== 'start') return;\n"
+        + "  self.removeEventListener('message', startWhenAsked);\n"
+        + body
+        + "\n});\n"
+    )
     html_path = site / "index.html"
     html_path.write_text(html_path.read_text().replace("</body>", STATUS_HTML + "</body>"))
 
