@@ -13,7 +13,7 @@ import os
 import platform
 import random
 import sys
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
 import panel as pn
@@ -234,7 +234,8 @@ class AttentionLab(pn.viewable.Viewer):
         location = pn.state.location
         if location is None:
             return
-        location.update_query(**write_query(self.scenario.param.values()))
+        # Exactly the scenario: parameters that were ignored or corrected are not carried on.
+        location.search = "?" + urlencode(write_query(self.scenario.param.values()))
         self._applied_search = location.search
 
     # --- layout --------------------------------------------------------------------------

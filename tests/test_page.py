@@ -147,6 +147,7 @@ def test_bad_parameters_show_a_notice_and_the_page_keeps_working(open_page):
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 32")
     settings = Settings(d_k=32, scaling="sqrt", variance=0.1, n_keys=1024, seed=0)
     np.testing.assert_array_equal(heatmap(page), simulate(settings).weights)
+    assert "evil" not in page.url and "d_k=32" in page.url  # the URL now holds the fixed scenario
 
 
 def test_every_control_works_from_the_keyboard(open_page):
