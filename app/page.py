@@ -34,7 +34,14 @@ from app.scenario import (
     read_query,
     write_query,
 )
-from app.simulation import SCALING_RULES, Settings, row_metrics, simulate, sweep
+from app.simulation import (
+    SCALING_RULES,
+    Settings,
+    row_metrics,
+    saturated_share,
+    simulate,
+    sweep,
+)
 
 TITLE = "Attention Scaling Lab"
 PRERENDER_ENV = "ATTENTION_LAB_PRERENDER"  # set by build.py while it prerenders the page
@@ -208,9 +215,11 @@ class AttentionLab(pn.viewable.Viewer):
                     self.curves, settings.n_keys, settings.variance, settings.temperature
                 )
             snap = simulate(settings)
-            metrics = row_metrics(snap)
-            self.plots.show_snapshot(snap, metrics)
-            lines = _summaries(settings, snap, metrics, self.curves)
+            unscaled = snap.q @ snap.k.T / settings.temperature
+            medians = {name: float(np.median(v)) for name, v in row_metrics(snap).items()}
+            share = float(saturated_share(snap.max_weight))
+            self.plots.show_snapshot(snap, unscaled, medians, share)
+            lines = _summaries(settings, snap, unscaled, medians, share, self.curves)
             items = "".join(
                 f"<li><b>{html.escape(self.plots.figures[key].title.text)}:</b> "
                 f"{html.escape(text)}</li>"
@@ -366,20 +375,17 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
-def _summaries(settings: Settings, snap, metrics, curves) -> dict[str, str]:
+def _summaries(settings: Settings, snap, unscaled, med, share, curves) -> dict[str, str]:
     """One plain-text sentence of current numbers per view, for screen readers."""
     s = settings
     rule = s.scaling
     predicted = float(theory.logit_std(rule, s.d_k, s.variance, s.temperature))
     raw = float(theory.logit_std("none", s.d_k, s.variance, s.temperature))
-    med = {name: float(np.median(v)) for name, v in metrics.items()}
-    share = float(np.mean(snap.max_weight > 0.99))
     c = curves[rule]
     at = f"At d_k = {s.d_k} with rule {rule}"
-    unscaled = float(np.std(snap.q @ snap.k.T)) / s.temperature
     return {
         "histogram": f"{at}: logits std {_fmt(float(snap.logits.std()))} (F1 predicts "
-        f"{_fmt(predicted)}); unscaled scores std {_fmt(unscaled)} "
+        f"{_fmt(predicted)}); unscaled scores std {_fmt(float(unscaled.std()))} "
         f"(F1 predicts {_fmt(raw)}).",
         "spread": f"{at}: median row std {_fmt(med['logit_std'])}. Collapse threshold "
         f"√(2 ln n) = {_fmt(theory.collapse_threshold(s.n_keys))}. Over d_k = 1 to 1024 the "

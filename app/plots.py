@@ -278,11 +278,14 @@ class Plots:
             "color": [RULE_COLORS[r] for r in crossings],
         }
 
-    def show_snapshot(self, snap: Snapshot, metrics: dict):
-        """Plot the current draw: histogram, heatmap and the current-setting markers."""
+    def show_snapshot(self, snap: Snapshot, unscaled: np.ndarray, medians: dict, share: float):
+        """Plot the current draw: histogram, heatmap and the current-setting markers.
+
+        ``unscaled`` are the scores ``q . k / T``; ``medians`` maps each metric
+        of ``row_metrics`` to its median over rows; ``share`` is the saturated share.
+        """
         s = snap.settings
-        raw = snap.q @ snap.k.T / s.temperature
-        for kind, logits, rule in (("raw", raw, "none"), ("scaled", snap.logits, s.scaling)):
+        for kind, logits, rule in (("raw", unscaled, "none"), ("scaled", snap.logits, s.scaling)):
             spread = float(theory.logit_std(rule, s.d_k, s.variance, s.temperature))
             self.sources[f"histogram:{kind}"].data = _histogram(logits, spread)
             x = np.linspace(-4, 4, 121) * max(spread, 1e-12)
@@ -295,7 +298,7 @@ class Plots:
         heatmap.x_range.end, heatmap.y_range.start = n_k, n_q
         color = [RULE_COLORS[s.scaling]]
         for key, (metric, *_, log_y) in CURVE_FIGURES.items():
-            y = float(np.median(metrics[metric]))
+            y = medians[metric]
             if log_y and not y > 0:
                 self.sources[f"{key}:marker"].data = {"d_k": [], "y": [], "color": []}
                 continue
@@ -304,7 +307,6 @@ class Plots:
                 "y": [max(y, LOG_FLOOR) if log_y else y],
                 "color": color,
             }
-        share = float(np.mean(snap.max_weight > 0.99))
         self.sources["saturated:marker"].data = {"d_k": [s.d_k], "y": [share], "color": color}
 
 

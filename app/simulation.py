@@ -241,6 +241,11 @@ def row_metrics(snap: Snapshot) -> dict[str, np.ndarray]:
     }
 
 
+def saturated_share(max_weight: np.ndarray, axis=None):
+    """Share of rows whose largest weight exceeds ``SATURATION`` (0.99)."""
+    return np.mean(max_weight > SATURATION, axis=axis)
+
+
 def sweep(settings: Settings, d_ks) -> dict[str, dict[str, np.ndarray]]:
     """Median and interquartile band over rows of every metric, per rule and d_k.
 
@@ -282,5 +287,5 @@ def sweep(settings: Settings, d_ks) -> dict[str, dict[str, np.ndarray]]:
         for i, name in enumerate(SWEEP_METRICS):
             columns[rule] |= {name: mid[:, i], name + "_lo": lo[:, i], name + "_hi": hi[:, i]}
         max_weight = values[:, SWEEP_METRICS.index("max_weight")]
-        columns[rule]["saturated_share"] = np.mean(max_weight > SATURATION, axis=-1)
+        columns[rule]["saturated_share"] = saturated_share(max_weight, axis=-1)
     return columns
