@@ -9,8 +9,11 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 CHROMIUM = "/usr/lib/chromium/chromium"
@@ -23,6 +26,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+# Chromium resolves no host but 127.0.0.1: nothing can leave the machine.
+OFFLINE_ARGS = ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
 REPO = Path(__file__).resolve().parent.parent
 
 # Every ColumnDataSource of a Bokeh document, by name, as plain JS arrays.
@@ -66,6 +71,18 @@ def wait_for_http(url: str, timeout: float = 60.0):
             if time.monotonic() > deadline:
                 raise
         time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def http_server(folder: Path, handler=SimpleHTTPRequestHandler):
+    """Serve ``folder`` on a free port of 127.0.0.1 from a thread; yields the root URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @contextlib.contextmanager

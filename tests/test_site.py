@@ -6,42 +6,33 @@ request route records and aborts anything not local, so the tests prove the
 page needs nothing from outside the machine.
 """
 
-import contextlib
 import json
 import subprocess
 import sys
-import threading
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
 import pytest
-from browser import REPO, Console, launch, read_sources, wait_for_source
+from browser import (
+    OFFLINE_ARGS,
+    REPO,
+    Console,
+    http_server,
+    launch,
+    read_sources,
+    wait_for_source,
+)
 from playwright.sync_api import sync_playwright
 
 import build
 from app.simulation import Settings, simulate
 
 BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here
-OFFLINE_ARGS = ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
 DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "n_queries": 64}
 STATUS = "document.getElementById('lab-status')?.dataset.state"
 # numpy in the worker and natively may round the last bit of a dot product
 # differently; weights then differ by a few ulps of their logits (|z| < 40 here).
 WEIGHT_RTOL = 1e-9
-
-
-@contextlib.contextmanager
-def http_server(folder: Path, handler=build.SiteHandler):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(folder)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture(scope="session")
@@ -61,7 +52,7 @@ def site(output_dir) -> Path:
 
 @pytest.fixture(scope="module")
 def site_url(site):
-    with http_server(site) as url:
+    with http_server(site, build.SiteHandler) as url:
         yield url
 
 
@@ -139,7 +130,7 @@ def test_a_course_page_embeds_the_site_with_a_scenario(offline, site_url, tmp_pa
     src = f"{site_url}?d_k=512&scaling=none&seed=3"
     (tmp_path / "index.html").write_text(fixture.replace("{{ LAB_URL }}", src))
     already_outside = len(offline.outside)
-    with http_server(tmp_path, SimpleHTTPRequestHandler) as course_url:
+    with http_server(tmp_path) as course_url:
         page = offline.new_page()
         console = Console(page)
         page.goto(course_url)

@@ -17,9 +17,6 @@ Run: python tests/benchmarks/site.py   (builds the site first if it is stale)
 import statistics
 import sys
 import tempfile
-import threading
-from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +24,7 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from browser import launch
+from browser import OFFLINE_ARGS, http_server, launch
 
 import build
 from benchmarks.page import HOOK_JS, move_latencies
@@ -43,7 +40,6 @@ EIGHT_CANVASES_JS = """() => {
   walk(document);
   return canvases >= 8;
 }"""
-OFFLINE_ARGS = ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
 
 FLOOR_HTML = """<!DOCTYPE html><html><body><p id="state">loading</p><script>
 const worker = new Worker('./floor.js');
@@ -69,12 +65,10 @@ class CountingHandler(build.SiteHandler):
         super().copyfile(source, outputfile)
 
 
-def serve(folder: Path):
+def counting_handler() -> tuple[type, list]:
+    """A site handler class and the list of ``(file, bytes)`` it records."""
     served = []
-    handler = type("Handler", (CountingHandler,), {"served": served})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(folder)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/", served
+    return type("Handler", (CountingHandler,), {"served": served}), served
 
 
 def load_app(browser, url, moves: bool):
@@ -121,10 +115,14 @@ def main():
         (floor_dir / "floor.html").write_text(FLOOR_HTML)
         (floor_dir / "floor.js").write_text(FLOOR_WORKER)
         (floor_dir / "pyodide").symlink_to(build.SITE / "pyodide")
-        app_server, app_url, app_served = serve(build.SITE)
-        floor_server, floor_url, floor_served = serve(floor_dir)
+        app_handler, app_served = counting_handler()
+        floor_handler, floor_served = counting_handler()
         app_runs, floor_runs, latencies = [], [], None
-        with sync_playwright() as p:
+        with (
+            http_server(build.SITE, app_handler) as app_url,
+            http_server(floor_dir, floor_handler) as floor_url,
+            sync_playwright() as p,
+        ):
             browser = launch(p, OFFLINE_ARGS)
             for run in range(RUNS):
                 if run == 0:
@@ -138,8 +136,6 @@ def main():
                 if run == 0:
                     floor_bytes = sum(size for _, size in floor_served)
             browser.close()
-        app_server.shutdown()
-        floor_server.shutdown()
 
     def median(key):
         return statistics.median(r[key] for r in app_runs)
