@@ -16,6 +16,8 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import numpy as np
+
 CHROMIUM = "/usr/lib/chromium/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -129,6 +131,12 @@ class Console:
 
 def read_sources(page, names) -> dict:
     return page.evaluate(READ_SOURCES_JS, list(names))
+
+
+def read_heatmap(page_or_frame) -> np.ndarray:
+    """The attention weights the heatmap shows, as a (queries, keys) array."""
+    data = read_sources(page_or_frame, ["heatmap:weights"])["heatmap:weights"]
+    return np.array(data["image"][0]).reshape(data["dh"][0], -1)
 
 
 def wait_for_source(page, name, predicate_js="(d) => true", timeout=30_000):

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from browser import Console, launch, panel_server, read_sources, wait_for_source
+from browser import Console, launch, panel_server, read_heatmap, read_sources, wait_for_source
 from playwright.sync_api import sync_playwright
 
 from app import theory
@@ -56,11 +56,6 @@ def open_page(browser, server):
         page.close()
 
 
-def heatmap(page, n_queries=64):
-    data = read_sources(page, ["heatmap:weights"])["heatmap:weights"]
-    return np.array(data["image"][0]).reshape(n_queries, -1)
-
-
 def press_key_on_slider(page, index, key):
     """Focus the index-th slider handle (d_k, n_keys, variance, temperature) and press a key."""
     page.locator(".noUi-handle").nth(index).press(key)
@@ -74,7 +69,7 @@ def test_every_view_renders_finite_data_without_console_errors(open_page):
         numeric = [v for col, v in columns.items() if col not in ("color", "image")]
         assert all(len(v) > 0 for v in numeric), name
         assert all(math.isfinite(x) for v in numeric for x in v), name
-    assert np.all(np.isfinite(heatmap(page)))
+    assert np.all(np.isfinite(read_heatmap(page)))
     assert page.locator("canvas").count() >= 8  # every figure drew
     assert page.locator("text=At d_k = 64 with rule sqrt").count() == 7  # text summaries
 
@@ -84,7 +79,7 @@ def test_keyboard_move_of_d_k_plots_what_the_simulation_computes(open_page):
     press_key_on_slider(page, 0, "ArrowRight")  # d_k 64 -> 128
     wait_for_source(page, "query_grad:marker", "(d) => d.d_k[0] === 128")
     expected = simulate(Settings(d_k=128, scaling="sqrt", **DEFAULT))
-    np.testing.assert_array_equal(heatmap(page), expected.weights)
+    np.testing.assert_array_equal(read_heatmap(page), expected.weights)
     metrics = row_metrics(expected)
     markers = read_sources(page, [f"{key}:marker" for key in CURVE_FIGURES])
     for key, (metric, *_) in CURVE_FIGURES.items():
@@ -124,7 +119,7 @@ def test_url_parameters_open_that_scenario(open_page):
     page = open_page("?d_k=512&scaling=none&variance=2&n_keys=32&temperature=0.5&seed=7")
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 512")
     settings = Settings(d_k=512, scaling="none", variance=2.0, n_keys=32, temperature=0.5, seed=7)
-    np.testing.assert_array_equal(heatmap(page), simulate(settings).weights)
+    np.testing.assert_array_equal(read_heatmap(page), simulate(settings).weights)
     assert page.locator("text=d_k (key dimension): 512").count() == 1
     assert page.get_by_role("button", name="none").get_attribute("class").count("active") == 1
     assert not page.locator("text=was ignored").is_visible()
@@ -146,7 +141,7 @@ def test_bad_parameters_show_a_notice_and_the_page_keeps_working(open_page):
     press_key_on_slider(page, 0, "ArrowLeft")  # still works: d_k 64 -> 32
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 32")
     settings = Settings(d_k=32, scaling="sqrt", variance=0.1, n_keys=1024, seed=0)
-    np.testing.assert_array_equal(heatmap(page), simulate(settings).weights)
+    np.testing.assert_array_equal(read_heatmap(page), simulate(settings).weights)
     assert "evil" not in page.url and "d_k=32" in page.url  # the URL now holds the fixed scenario
 
 
@@ -169,7 +164,7 @@ def test_every_control_works_from_the_keyboard(open_page):
         d_k=64, scaling="qk_norm", variance=1.05, n_keys=32, temperature=0.95, seed=42
     )
     wait_for_source(page, "heatmap:weights", "(d) => d.dw[0] === 32")
-    np.testing.assert_array_equal(heatmap(page), simulate(settings).weights)
+    np.testing.assert_array_equal(read_heatmap(page), simulate(settings).weights)
     page.get_by_role("button", name="New draw").press("Enter")
     page.wait_for_function("() => !location.search.includes('seed=42')", timeout=10_000)
 
@@ -209,6 +204,6 @@ def test_extreme_settings_plot_finite_data(open_page, query):
     for name, columns in data.items():
         numeric = [v for col, v in columns.items() if col not in ("color", "image")]
         assert all(math.isfinite(x) for v in numeric for x in v), name
-    weights = heatmap(page)
+    weights = read_heatmap(page)
     assert np.all(np.isfinite(weights))
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-12)

@@ -19,7 +19,7 @@ from browser import (
     Console,
     http_server,
     launch,
-    read_sources,
+    read_heatmap,
     wait_for_source,
 )
 from playwright.sync_api import sync_playwright
@@ -76,15 +76,16 @@ def offline():
         browser.close()
 
 
+def assert_shows_weights_of(page_or_frame, settings: Settings):
+    """The heatmap holds the weights ``simulate`` computes here, to WEIGHT_RTOL."""
+    expected = simulate(settings).weights
+    np.testing.assert_allclose(read_heatmap(page_or_frame), expected, rtol=WEIGHT_RTOL, atol=1e-300)
+
+
 def http_errors(page) -> list:
     errors = []
     page.on("response", lambda r: r.status >= 400 and errors.append(f"{r.status} {r.url}"))
     return errors
-
-
-def heatmap(page_or_frame, n_queries=64):
-    data = read_sources(page_or_frame, ["heatmap:weights"])["heatmap:weights"]
-    return np.array(data["image"][0]).reshape(n_queries, -1)
 
 
 def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_dir):
@@ -109,13 +110,11 @@ def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_di
 
     page.locator(".noUi-handle").nth(0).press("ArrowRight")  # d_k 64 -> 128, keyboard
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 128")
-    expected = simulate(Settings(d_k=128, scaling="sqrt", seed=0, **DEFAULT))
-    np.testing.assert_allclose(heatmap(page), expected.weights, rtol=WEIGHT_RTOL, atol=1e-300)
+    assert_shows_weights_of(page, Settings(d_k=128, scaling="sqrt", seed=0, **DEFAULT))
 
     page.get_by_role("button", name="none").click()
     wait_for_source(page, "spread:marker", "(d) => d.color[0] === '#D55E00'")
-    expected = simulate(Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
-    np.testing.assert_allclose(heatmap(page), expected.weights, rtol=WEIGHT_RTOL, atol=1e-300)
+    assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
     assert "d_k=128" in page.url and "scaling=none" in page.url
     page.screenshot(path=output_dir / "site-interactive.png")
 
@@ -137,8 +136,7 @@ def test_a_course_page_embeds_the_site_with_a_scenario(offline, site_url, tmp_pa
         frame = page.locator("iframe#lab").element_handle().content_frame()
         frame.wait_for_function(f"() => {STATUS} === 'ready'", timeout=BOOT_TIMEOUT)
         wait_for_source(frame, "spread:marker", "(d) => d.d_k[0] === 512")
-        expected = simulate(Settings(d_k=512, scaling="none", seed=3, **DEFAULT))
-        np.testing.assert_allclose(heatmap(frame), expected.weights, rtol=WEIGHT_RTOL, atol=1e-300)
+        assert_shows_weights_of(frame, Settings(d_k=512, scaling="none", seed=3, **DEFAULT))
         assert frame.evaluate("document.documentElement.scrollWidth") <= 640  # the iframe's width
     assert offline.outside[already_outside:] == []
     assert console.errors == []
