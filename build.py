@@ -28,8 +28,10 @@ import contextlib
 import csv
 import functools
 import hashlib
+import html
 import http.server
 import io
+import json
 import os
 import re
 import shutil
@@ -158,68 +160,27 @@ if not hasattr(pyodide.ffi, "jsnull"):  # Panel 1.9.4 checks for it; Pyodide 0.2
     pyodide.ffi.jsnull = type("JsNull", (), {{}})()
 """
 
-STATUS_HTML = """
-<div id="lab-status" role="status" aria-live="polite" data-state="loading">
-  Loading the simulation (Python in your browser)… The plots show a precomputed draw.
-</div>
+STATUS_HTML = REPO / "static" / "status.html"  # the status bar, inserted before </body>
+THEORY = REPO / "docs" / "theory.md"  # rendered to theory.html beside index.html
+THEORY_HTML = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
 <style>
-#lab-status { position: fixed; bottom: 0; left: 0; right: 0; z-index: 1000; padding: 6px 12px;
-  font: 14px system-ui, sans-serif; background: #fff3cd; color: #4d3800;
-  border-top: 1px solid #e0c36a; }
-#lab-status[data-state="ready"] { background: #d1e7dd; color: #0f3d26; border-color: #8cc5a8; }
-#lab-status[data-state="failed"] { background: #f8d7da; color: #58151c; border-color: #e29aa2; }
+body {{ font: 16px/1.55 system-ui, sans-serif; max-width: 46em; margin: 2em auto;
+  padding: 0 1em; color: #1f1f1f; }}
+code, pre {{ font-family: ui-monospace, monospace; background: #f4f4f4; }}
+pre {{ padding: 0.6em 0.8em; overflow-x: auto; }}
+table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #ccc; padding: 0.3em 0.6em; }}
 </style>
-<script type="text/javascript">
-(() => {
-  const bar = document.getElementById('lab-status');
-  const progress = ['Loading pyodide', 'Installing environment', 'Executing code'];
-  let done = false;
-  const show = (state, text) => {
-    bar.dataset.state = state;
-    bar.textContent = text;
-    if (state !== 'loading') {
-      done = true;
-      document.body.classList.remove('pn-loading');
-    }
-  };
-  pyodideWorker.addEventListener('message', (event) => {
-    const msg = event.data;
-    if (done) return;
-    if (msg.type === 'render') {  // ready once Panel has embedded and linked the live page
-      const linked = () => {
-        if (!pyodideWorker.jsdoc) return setTimeout(linked, 20);
-        show('ready', 'Ready: the simulation runs in your browser.');
-        setTimeout(() => { bar.hidden = true; }, 4000);
-      };
-      linked();
-    } else if (msg.type === 'status' && !progress.some((p) => msg.msg.startsWith(p))) {
-      show('failed', `The simulation failed to start (${msg.msg}). The plots show a `
-        + 'precomputed draw; reload the page to try again.');
-    } else if (msg.type === 'status') {
-      bar.textContent = `Loading the simulation: ${msg.msg.toLowerCase()}… `
-        + 'The plots show a precomputed draw.';
-    }
-  });
-  pyodideWorker.addEventListener('error', (event) => {
-    event.preventDefault();
-    show('failed', 'The simulation could not be loaded (Python for the browser was not '
-      + 'found or failed). The plots show a precomputed draw; reload the page to try again.');
-  });
-  // Start the worker once the prerendered plots are on screen (or after 5 s).
-  let started = false;
-  const start = () => {
-    if (!started) pyodideWorker.postMessage({type: 'start'});
-    started = true;
-  };
-  const whenDrawn = () => (window.Bokeh && Bokeh.index && Bokeh.index.roots.length)
-    ? requestAnimationFrame(() => requestAnimationFrame(start)) : setTimeout(whenDrawn, 20);
-  whenDrawn();
-  setTimeout(start, 5000);
-  setTimeout(() => {
-    if (!done) bar.textContent += ' Still loading after 90 s: the connection may be slow.';
-  }, 90000);
-})();
-</script>
+</head>
+<body>
+<p><a href="./">&larr; Back to the lab</a></p>
+{body}
+</body>
+</html>
 """
 
 
@@ -607,8 +568,21 @@ def add_status(site: Path):
         + body
         + "\n});\n"
     )
+    from app.scenario import DEFAULTS
+
+    status = STATUS_HTML.read_text().replace("PRERENDERED_SCENARIO", json.dumps(DEFAULTS))
     html_path = site / "index.html"
-    html_path.write_text(html_path.read_text().replace("</body>", STATUS_HTML + "</body>"))
+    html_path.write_text(html_path.read_text().replace("</body>", status + "</body>"))
+
+
+def add_theory(site: Path):
+    """``docs/theory.md`` as ``theory.html``, which the page links to."""
+    import markdown
+
+    text = THEORY.read_text()
+    title = text.splitlines()[0].lstrip("# ").strip()
+    body = markdown.markdown(text, extensions=["tables", "fenced_code", "toc"])
+    (site / "theory.html").write_text(THEORY_HTML.format(title=html.escape(title), body=body))
 
 
 def check_no_cdn(site: Path):
@@ -647,6 +621,7 @@ def build(cdn: bool = False) -> Path:
         localise(work)
         check_no_cdn(work)
     add_status(work)
+    add_theory(work)
     shutil.rmtree(final, ignore_errors=True)
     work.rename(final)
     total = sum(p.stat().st_size for p in final.rglob("*") if p.is_file())
@@ -659,7 +634,13 @@ def is_stale(site: Path) -> bool:
     index = site / "index.html"
     if not index.exists():
         return True
-    sources = [Path(__file__), REPO / "pyproject.toml", *(REPO / "app").glob("*.py")]
+    sources = [
+        Path(__file__),
+        REPO / "pyproject.toml",
+        STATUS_HTML,
+        THEORY,
+        *(REPO / "app").glob("*.py"),
+    ]
     return max(p.stat().st_mtime for p in sources) > index.stat().st_mtime
 
 
@@ -683,7 +664,14 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 
 def serve(site: Path, host: str, port: int):
     handler = functools.partial(SiteHandler, directory=str(site))
-    with http.server.ThreadingHTTPServer((host, port), handler) as server:
+    try:
+        server = http.server.ThreadingHTTPServer((host, port), handler)
+    except OSError as error:
+        raise BuildError(
+            f"cannot serve on {host}:{port} ({error.strerror}): is another server using it? "
+            f"Choose another port with --port, for example --port {port + 1}"
+        ) from None
+    with server:
         say(f"serving {site.relative_to(REPO)}/ at http://{host}:{port}/ (Ctrl+C to stop)")
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()
@@ -700,11 +688,11 @@ def main(argv=None):
     try:
         if not args.serve or is_stale(site):
             build(cdn=args.cdn)
+        if args.serve:
+            serve(site, args.host, args.port)
     except BuildError as error:
         print(f"[build] FAILED: {error}", file=sys.stderr)
         return 1
-    if args.serve:
-        serve(site, args.host, args.port)
     return 0
 
 

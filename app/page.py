@@ -5,6 +5,12 @@ widgets to it (through their throttled values, so a fast drag never queues
 stale work), recomputes with ``app.simulation`` and pushes new data into the
 figures of ``app.plots``. The same object runs under ``panel serve``, in a
 notebook and in Pyodide.
+
+The page is *live* once the scenario of its link is applied: at once under
+``panel serve``; in the browser build when the page has told the worker its
+URL. Until then the controls are disabled (a move could not take effect) and
+the hidden ``lab-state`` marker says ``loading``; the page's status bar waits
+for ``live`` before it says ready.
 """
 
 import html
@@ -19,10 +25,19 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.models import CustomJSTickFormatter, Div
+from panel.custom import JSComponent
 from panel.io import hold
 
-from app import theory
-from app.plots import RULE_COLORS, RULE_LABELS, Plots
+from app.captions import (
+    CAPTIONS,
+    EXPLAINER,
+    KEY_NOTE,
+    key_css,
+    rule_key_label,
+    summaries,
+    summary_html,
+)
+from app.plots import RULE_NAMES, Plots
 from app.scenario import (
     D_K_OPTIONS,
     DEFAULTS,
@@ -31,41 +46,99 @@ from app.scenario import (
     SEED_RANGE,
     TEMPERATURE_RANGE,
     VARIANCE_RANGE,
+    VIEWS,
     read_query,
     write_query,
 )
-from app.simulation import (
-    SCALING_RULES,
-    Settings,
-    row_metrics,
-    saturated_share,
-    simulate,
-    sweep,
-)
+from app.simulation import SCALING_RULES, Settings, row_metrics, saturated_share, simulate, sweep
 
 TITLE = "Attention Scaling Lab"
 PRERENDER_ENV = "ATTENTION_LAB_PRERENDER"  # set by build.py while it prerenders the page
+THEORY_PAGE = "theory.html"  # docs/theory.md, rendered beside the built site's index.html
 
-BUTTON_LABELS = {"none": "none", "sqrt": "÷ √d_k", "linear": "÷ d_k", "qk_norm": "QK-norm"}
 SMALL = {"font-size": "0.9em"}
+assert set(CAPTIONS) == set(VIEWS)
+
+# The embed layout's height at an iframe width of 480 to 960 px (one column of
+# views): the controls and the link back, then one card per view. Measured on
+# the built site; the browser test checks the frame neither scrolls nor gapes.
+EMBED_HEIGHT = {"base": 380, "per_view": 470}
+
+# Controls beside the views at desktop widths; above them, sticky and compact,
+# on narrower screens; in the embed layout, simply above them.
+BODY_CSS = """
+:host { display: grid !important; grid-template-columns: minmax(0, 1fr); gap: 8px 16px;
+  align-items: start; }
+:host > .lab-controls { position: sticky; top: 0; z-index: 10; background: #fff;
+  box-shadow: 0 2px 6px rgba(0, 0, 0, 0.12); max-height: 34vh; overflow-y: auto; }
+@media (min-width: 1000px) {
+  :host { grid-template-columns: 320px minmax(0, 1fr); }
+  :host > .lab-controls { max-height: 100vh; box-shadow: none;
+    border-right: 1px solid #e3e3e3; }
+}
+:host(.lab-embed) > .lab-controls { position: static; max-height: none; box-shadow: none;
+  border-right: 0; }
+:host(.lab-embed) { grid-template-columns: minmax(0, 1fr) !important; }
+"""
+FOCUS_CSS = """
+:focus-visible, .bk-btn:focus-visible, button:focus-visible, .card-header:focus-visible {
+  outline: 3px solid #1f1f1f !important; outline-offset: 2px; }
+"""
+# Slider handles get an accessible name (the slider's title) and their value as
+# text (2 ** exponent for d_k and n): Bokeh's noUiSlider leaves both out.
+SLIDER_NAMES_JS = """
+function label(model) {
+  return (model.title || '').trim();
+}
+function valueText(model, value) {
+  const format = model.format;
+  if (format && typeof format === 'object' && typeof format.compute === 'function') {
+    return String(format.compute(value));
+  }
+  return String(parseFloat(Number(value).toPrecision(6)));
+}
+function install(doc) {
+  let missing = 0;
+  for (const model of doc.all_models) {
+    if (model.constructor.__name__ !== 'Slider') continue;
+    const view = window.Bokeh.index.find_one(model);
+    const slider = view?._noUiSlider;
+    if (slider == null) { missing += 1; continue; }
+    if (view.__named) continue;
+    view.__named = true;
+    const update = () => {
+      for (const handle of view.slider_el.querySelectorAll('.noUi-handle')) {
+        handle.setAttribute('aria-label', label(model));
+        handle.setAttribute('aria-valuetext', valueText(model, model.value));
+      }
+    };
+    slider.on('update.labnames', update);
+    model.connect(model.change, update);
+    update();
+  }
+  return missing;
+}
+export function render({ model }) {
+  const doc = model.document;
+  const attempt = () => { if (install(doc) > 0) requestAnimationFrame(attempt); };
+  requestAnimationFrame(attempt);
+}
+"""
 
 
-def _grid(min_width: int) -> dict:
-    """CSS for as many columns of at least ``min_width`` px as fit (down to one).
+class SliderNames(JSComponent):
+    """Invisible: names every slider handle and states its value for screen readers."""
 
-    A CSS grid on a Column instead of a FlexBox: FlexBox sanitises its HTML
-    with nh3, which the browser build leaves out.
-    """
-    return {
-        "display": "grid",
-        "grid-template-columns": f"repeat(auto-fill, minmax(min(100%, {min_width}px), 1fr))",
-        "column-gap": "12px",
-    }
+    _esm = SLIDER_NAMES_JS
 
 
 EMBED_JS = """
-const src = window.location.href.split('#')[0];
-code.value = `<iframe src="${src}" title="${title}" width="100%" height="1400" `
+const url = new URL(window.location.href.split('#')[0]);
+// views: the Bokeh CheckboxGroup, whose labels follow all_views
+const picked = views.active.length ? views.active.map((i) => all_views[i]) : all_views;
+url.searchParams.set('views', picked.join(','));
+const height = sizes.base + sizes.per_view * picked.length;
+code.value = `<iframe src="${url.href}" title="${title}" width="100%" height="${height}" `
   + 'style="border:0; max-width:100%" loading="lazy"></iframe>';
 try { navigator.clipboard.writeText(code.value).catch(() => {}); } catch (error) {}
 """
@@ -80,66 +153,10 @@ class Scenario(param.Parameterized):
     n_keys = param.Selector(default=DEFAULTS["n_keys"], objects=N_KEYS_OPTIONS)
     temperature = param.Number(DEFAULTS["temperature"], bounds=TEMPERATURE_RANGE)
     seed = param.Integer(DEFAULTS["seed"], bounds=SEED_RANGE)
+    views = param.List(default=list(VIEWS), doc="The views shown; a subset is the embed layout.")
 
     def settings(self) -> Settings:
         return Settings(**{name: getattr(self, name) for name in FIELDS})
-
-
-CAPTIONS = {
-    "histogram": (
-        "Every score q·k of the current draw. Unscaled, the scores spread as √d_k; "
-        "the scaling rule brings them back.",
-        r"$\mathrm{Var}(q\cdot k) = d_k v^2,\quad s = c\,\sqrt{d_k}\,v\,/\,T$",
-    ),
-    "spread": (
-        "Spread of the logits against d_k. Only dividing by √d_k keeps it flat; above the "
-        "dotted line the softmax collapses.",
-        r"$s = c\,\sqrt{d_k}\,v\,/\,T,\qquad s_c = \sqrt{2\ln n}$",
-    ),
-    "max_weight": (
-        "The largest weight in each query's row: near 1 means attention looks at one key only.",
-        r"$\max_j p_j,\quad p = \mathrm{softmax}(z)$",
-    ),
-    "entropy": (
-        "How spread out each row is: 1 is uniform, 0 is one-hot. Dashed: small-spread theory.",
-        r"$H/\ln n,\qquad \mathbb{E}[H] \approx \ln n - s^2/2 \;(s \lesssim 1)$",
-    ),
-    "saturated": (
-        "Share of rows whose largest weight exceeds 0.99. Dotted: where F1's spread crosses "
-        "the collapse threshold.",
-        r"$\Pr[\max_j p_j > 0.99],\qquad s(d_k) = \sqrt{2\ln n}$",
-    ),
-    "heatmap": (
-        "The attention weights, one row per query: bright single cells are one-hot rows.",
-        r"$p_{ij} = e^{z_{ij}} / \sum_l e^{z_{il}}$",
-    ),
-    "jacobian": (
-        "How much the weights can still move when the logits do: it vanishes as rows saturate.",
-        r"$\|J\|_F,\quad J = \mathrm{diag}(p) - p\,p^\top;\ \ \tfrac{n-1}{n^2}$ when uniform",
-    ),
-    "query_grad": (
-        "The gradient that reaches the query (and so W_Q), including the scale c.",
-        r"$\|\partial p/\partial q\|_F = \|J\,(c/T)\,K\|_F$",
-    ),
-}
-
-EXPLAINER = """
-**Why scale at all?** A logit is a dot product q·k = Σ q_i k_i of d_k terms. With
-independent components of variance v, the variances add: Var(q·k) = d_k v². At
-d_k = 512 and v = 1 the logits have a standard deviation of about 23, and a softmax of
-numbers that far apart puts almost all its weight on the largest one.
-
-**What happens without it?** The rows go one-hot (the heatmap turns into single bright
-cells), their entropy drops to 0, and the softmax Jacobian diag(p) - p pᵀ goes to 0
-with them, so almost no gradient reaches W_Q and W_K: the model stops learning where
-to attend. Switch the rule to *none* and drag d_k up to watch it happen.
-
-**Why the square root and not another power?** Dividing by √d_k is exactly what keeps
-the spread at v, whatever d_k is (Vaswani et al. 2017, footnote 4). Dividing by d_k
-(*linear*, as in μP) over-corrects: the spread shrinks as 1/√d_k and every row fades to
-uniform. *QK-norm* layer-normalises q and k first, which fixes the spread at 1 whatever
-the variance.
-"""
 
 
 class AttentionLab(pn.viewable.Viewer):
@@ -153,11 +170,19 @@ class AttentionLab(pn.viewable.Viewer):
         self._build_widgets()
         self._build_layout()
         self.scenario.param.watch(self._on_change, list(FIELDS))
+        self.scenario.param.watch(self._show_views, "views")
         self._update(curves=True)
-        if pn.state.location is not None:
-            self._read_url()  # under panel serve the request's query is known now;
-            # in the browser build it arrives later, when the page tells the worker
-            pn.state.location.param.watch(lambda _: self._read_url(), "search")
+        location = pn.state.location
+        if os.environ.get(PRERENDER_ENV):
+            return  # the prerendered page stays "loading": its controls cannot act
+        if sys.platform == "emscripten" and location is not None:
+            # The worker learns the page's URL after it has rendered: the location
+            # message sets href (and search, if any), then the link's scenario applies.
+            location.param.watch(lambda _: self._go_live(), ["href", "search"])
+            return
+        if location is not None:
+            location.param.watch(lambda _: self._read_url(), "search")
+        self._go_live()  # panel serve (the request's query is known now) or a notebook
 
     # --- widgets -------------------------------------------------------------------------
 
@@ -167,10 +192,11 @@ class AttentionLab(pn.viewable.Viewer):
             "d_k": _power_of_two_slider("d_k (key dimension)", D_K_OPTIONS, s.d_k),
             "scaling": pn.widgets.RadioButtonGroup(
                 name="Scaling rule",
-                options={BUTTON_LABELS[r]: r for r in SCALING_RULES},
+                options={RULE_NAMES[r]: r for r in SCALING_RULES},
                 value=s.scaling,
                 button_type="primary",
                 button_style="outline",
+                stylesheets=[FOCUS_CSS],
             ),
             "variance": _float_slider(
                 "variance v of q and k components", VARIANCE_RANGE, s.variance
@@ -183,6 +209,7 @@ class AttentionLab(pn.viewable.Viewer):
         }
         for name, widget in self.widgets.items():
             widget.sizing_mode = widget.sizing_mode or "stretch_width"
+            widget.disabled = True  # until the link's scenario is applied (see _go_live)
             throttled = "value_throttled" if "value_throttled" in widget.param else "value"
             exponent = name in ("d_k", "n_keys")  # these sliders move over log2 of the value
             widget.param.watch(
@@ -197,8 +224,29 @@ class AttentionLab(pn.viewable.Viewer):
                 ),
                 name,
             )
-        self.new_draw = pn.widgets.Button(name="New draw", button_type="primary", width=110)
+        self.new_draw = pn.widgets.Button(
+            name="New draw", button_type="primary", width=110, disabled=True
+        )
         self.new_draw.on_click(lambda _: setattr(s, "seed", random.randrange(SEED_RANGE[1] + 1)))
+        self.shown_rules = pn.widgets.CheckButtonGroup(
+            name="Curves shown",
+            options={rule_key_label(r): r for r in SCALING_RULES},
+            value=list(SCALING_RULES),
+            button_type="default",
+            orientation="vertical",
+            sizing_mode="stretch_width",
+            stylesheets=[key_css(), FOCUS_CSS],
+        )
+        self.shown_rules.param.watch(lambda e: self.plots.show_rules(e.new), "value")
+
+    def _go_live(self):
+        """Apply the link's scenario, then enable the controls and mark the page live."""
+        self._read_url()
+        if self.state.text == "live":
+            return
+        for widget in [*self.widgets.values(), self.new_draw]:
+            widget.disabled = False
+        self.state.text = "live"
 
     def _on_change(self, *events):
         self._update(curves=bool({e.name for e in events} - {"d_k", "scaling"}))
@@ -219,33 +267,41 @@ class AttentionLab(pn.viewable.Viewer):
             medians = {name: float(np.median(v)) for name, v in row_metrics(snap).items()}
             share = float(saturated_share(snap.max_weight))
             self.plots.show_snapshot(snap, unscaled, medians, share)
-            lines = _summaries(settings, snap, unscaled, medians, share, self.curves)
-            items = "".join(
-                f"<li><b>{html.escape(self.plots.figures[key].title.text)}:</b> "
-                f"{html.escape(text)}</li>"
-                for key, text in lines.items()
-            )
-            self.summary.text = f"<ul>{items}</ul>"
+            self._lines = summaries(settings, snap, unscaled, medians, share, self.curves)
+            self._show_summary()
+
+    def _show_summary(self):
+        titles = {key: fig.title.text for key, fig in self.plots.figures.items()}
+        self.summary.text = summary_html(titles, self._lines, self.scenario.views)
 
     # --- URL -----------------------------------------------------------------------------
 
     def _read_url(self):
+        """Apply the URL's query; show what had to change; put the fixed query in the URL."""
         location = pn.state.location
-        if location.search == self._applied_search:
+        if location is None or location.search == self._applied_search:
             return
         values, notices = read_query(dict(parse_qsl(location.search.lstrip("?"))))
         self._applied_search = location.search
         self.notice.object = "\n".join(f"- {html.escape(n)}" for n in notices)
         self.notice.visible = bool(notices)
+        if "views" in values:
+            values["views"] = list(values["views"])
         self.scenario.param.update(**values)
+        if location.search and location.search != self._query():
+            self._write_url()
+
+    def _query(self) -> str:
+        return "?" + urlencode(write_query(self.scenario.param.values()))
 
     def _write_url(self):
         location = pn.state.location
-        if location is None:
-            return
-        # Exactly the scenario: parameters that were ignored or corrected are not carried on.
-        location.search = "?" + urlencode(write_query(self.scenario.param.values()))
-        self._applied_search = location.search
+        if location is None or self._applied_search is None:
+            return  # before the URL was read, there is nothing to keep in sync
+        # Exactly the scenario: parameters that were ignored or corrected are not carried
+        # on. Recorded as applied first: setting the search calls _read_url back.
+        self._applied_search = self._query()
+        location.search = self._applied_search
 
     # --- layout --------------------------------------------------------------------------
 
@@ -263,51 +319,103 @@ class AttentionLab(pn.viewable.Viewer):
             margin=(0, 10),
             styles=SMALL,
         )
+        self.state = Div(text="loading", name="lab-state", visible=False)
+        self.embed_views = pn.widgets.CheckBoxGroup(
+            name="Views to embed",
+            options={self.plots.figures[key].title.text: key for key in VIEWS},
+            value=["spread", "heatmap"],
+            inline=False,
+        )
         self.embed_code = pn.widgets.TextAreaInput(
-            name="Embed this scenario in a course page",
+            name="Embed code (the controls and the views you picked)",
             placeholder="Press the button for an <iframe> snippet of the current scenario.",
             height=90,
             sizing_mode="stretch_width",
         )
-        copy = pn.widgets.Button(name="Copy embed code", width=160)
+        copy = pn.widgets.Button(name="Copy embed code", width=160, stylesheets=[FOCUS_CSS])
         # Built in the browser from the page's own URL, which holds the scenario.
-        copy.js_on_click(args={"code": self.embed_code, "title": TITLE}, code=EMBED_JS)
-        w = self.widgets
-        controls = pn.Column(
-            pn.Column(
-                pn.pane.Markdown("**Scaling rule** (c in softmax(c Q Kᵀ / T))", margin=(0, 10)),
-                w["scaling"],
-                sizing_mode="stretch_width",
-            ),
-            pn.Column(w["d_k"], w["n_keys"], sizing_mode="stretch_width"),
-            pn.Column(w["variance"], w["temperature"], sizing_mode="stretch_width"),
-            pn.Row(w["seed"], self.new_draw, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width",
-            styles=_grid(300),
+        copy.js_on_click(
+            args={
+                "code": self.embed_code,
+                "views": self.embed_views,
+                "all_views": list(VIEWS),
+                "sizes": EMBED_HEIGHT,
+                "title": TITLE,
+            },
+            code=EMBED_JS,
         )
-        self.layout = pn.Column(
+        w = self.widgets
+        self.share = pn.Column(
+            pn.pane.Markdown("**Share or embed**", margin=(10, 10, 0, 10)),
+            pn.pane.Markdown(
+                "The address bar holds this scenario. For a course page, pick the views:",
+                margin=(0, 10),
+                styles=SMALL,
+            ),
+            self.embed_views,
+            copy,
+            self.embed_code,
+            sizing_mode="stretch_width",
+        )
+        self.controls = pn.Column(
+            pn.pane.Markdown("**Scaling rule** (c in softmax(c Q Kᵀ / T))", margin=(0, 10)),
+            w["scaling"],
+            w["d_k"],
+            w["n_keys"],
+            w["variance"],
+            w["temperature"],
+            pn.Row(w["seed"], self.new_draw, sizing_mode="stretch_width"),
+            pn.pane.Markdown("**Curves shown** (press to hide a rule)", margin=(5, 10, 0, 10)),
+            self.shown_rules,
+            self.share,
+            SliderNames(width=0, height=0, margin=0),
+            sizing_mode="stretch_width",
+            css_classes=["lab-controls"],
+            name="lab-controls",
+        )
+        self.cards = {key: self._card(key) for key in VIEWS}
+        self.full_lab_link = pn.pane.HTML(
+            "", visible=False, margin=(0, 10), styles=SMALL, name="full-lab"
+        )
+        views = pn.Column(
+            pn.pane.Markdown(KEY_NOTE, sizing_mode="stretch_width", styles=SMALL),
+            pn.Column(
+                *self.cards.values(),
+                sizing_mode="stretch_width",
+                styles=_grid(420),
+            ),
+            self.full_lab_link,
+            pn.pane.Markdown("### The plots in numbers", margin=(0, 10)),
+            pn.pane.Bokeh(self.summary, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+        )
+        self.body = pn.Column(
+            self.controls,
+            views,
+            sizing_mode="stretch_width",
+            css_classes=["lab-body"],
+            stylesheets=[BODY_CSS],
+        )
+        self.header = pn.Column(
             pn.pane.Markdown(
                 f"# {TITLE}\nWhy attention divides Q Kᵀ by √d_k: move the sliders and watch "
-                "the softmax saturate.",
+                f"the softmax saturate. {_theory_link()}",
                 sizing_mode="stretch_width",
             ),
             pn.Card(
                 pn.pane.Markdown(EXPLAINER, sizing_mode="stretch_width"),
                 title="Why scale at all? Why the square root?",
                 sizing_mode="stretch_width",
+                stylesheets=[FOCUS_CSS],
             ),
-            controls,
+            sizing_mode="stretch_width",
+        )
+        self.layout = pn.Column(
+            self.header,
             self.notice,
-            pn.pane.HTML(_key(), sizing_mode="stretch_width", styles=SMALL),
-            pn.Column(
-                *(self._card(key) for key in CAPTIONS),
-                sizing_mode="stretch_width",
-                styles=_grid(480),
-            ),
-            pn.pane.Markdown("### The plots in numbers", margin=(0, 10)),
-            pn.pane.Bokeh(self.summary, sizing_mode="stretch_width"),
-            pn.Column(self.embed_code, copy, sizing_mode="stretch_width"),
+            self.body,
             pn.pane.Markdown(_runtime(), name="runtime", styles=SMALL),
+            pn.pane.Bokeh(self.state),
             sizing_mode="stretch_width",
             styles={"max-width": "1400px", "margin": "0 auto"},
         )
@@ -317,12 +425,44 @@ class AttentionLab(pn.viewable.Viewer):
         return pn.Column(
             pn.pane.Bokeh(self.plots.figures[key], sizing_mode="stretch_width"),
             pn.pane.Markdown(caption, sizing_mode="stretch_width", margin=(0, 10)),
-            pn.pane.LaTeX(formula, sizing_mode="stretch_width", margin=(0, 10)),
+            pn.pane.LaTeX(f"${formula}$", sizing_mode="stretch_width", margin=(0, 10)),
             sizing_mode="stretch_width",
+            name=f"view:{key}",
         )
+
+    def _show_views(self, event):
+        """Show the chosen views; a subset is the embed layout (no explainer, no sharing)."""
+        views = set(event.new)
+        embed = views != set(VIEWS)
+        for key, card in self.cards.items():
+            card.visible = key in views
+        self.header.visible = self.share.visible = not embed
+        self.body.css_classes = ["lab-body", "lab-embed"] if embed else ["lab-body"]
+        full = "?" + urlencode(
+            {k: v for k, v in write_query(self.scenario.param.values()).items() if k != "views"}
+        )
+        self.full_lab_link.object = (
+            f'<a href="{html.escape(full)}" target="_blank" rel="noopener">'
+            f"Open the full {TITLE} ↗</a> (explainer, all views, sharing)"
+        )
+        self.full_lab_link.visible = embed
+        self._show_summary()
 
     def __panel__(self):
         return self.layout
+
+
+def _grid(min_width: int) -> dict:
+    """CSS for as many columns of at least ``min_width`` px as fit (down to one).
+
+    A CSS grid on a Column instead of a FlexBox: FlexBox sanitises its HTML
+    with nh3, which the browser build leaves out.
+    """
+    return {
+        "display": "grid",
+        "grid-template-columns": f"repeat(auto-fill, minmax(min(100%, {min_width}px), 1fr))",
+        "column-gap": "12px",
+    }
 
 
 def _float_slider(name: str, bounds: tuple[float, float], value: float) -> pn.widgets.FloatSlider:
@@ -344,6 +484,17 @@ def _power_of_two_slider(name: str, options: list[int], value: int) -> pn.widget
     )
 
 
+def _in_browser_build() -> bool:
+    return sys.platform == "emscripten" or bool(os.environ.get(PRERENDER_ENV))
+
+
+def _theory_link() -> str:
+    """Where the theory behind the plots is: beside the built site, or in the repository."""
+    if _in_browser_build():
+        return f"[The theory behind the plots]({THEORY_PAGE}) (formulas, derivations, sources)."
+    return "The theory behind the plots: docs/theory.md in this project's repository."
+
+
 def _runtime() -> str:
     """Where the numbers come from: in the browser build, the worker's numpy."""
     if sys.platform == "emscripten":
@@ -356,51 +507,3 @@ def _runtime() -> str:
         f"{where} with numpy {np.__version__} on Python "
         f"{platform.python_version()} ({sys.platform})."
     )
-
-
-def _key() -> str:
-    """The legend shared by every plot against d_k."""
-    swatches = " ".join(
-        f'<span style="color:{RULE_COLORS[r]}">■</span> {html.escape(RULE_LABELS[r])}'
-        for r in SCALING_RULES
-    )
-    return (
-        f"<b>Colour = scaling rule, the same in every plot:</b> {swatches}. Solid line: median "
-        "over the query rows of one draw; shaded band: their interquartile range; dashed: "
-        "theory; dotted: thresholds; ★: the current setting."
-    )
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.3g}"
-
-
-def _summaries(settings: Settings, snap, unscaled, med, share, curves) -> dict[str, str]:
-    """One plain-text sentence of current numbers per view, for screen readers."""
-    s = settings
-    rule = s.scaling
-    predicted = float(theory.logit_std(rule, s.d_k, s.variance, s.temperature))
-    raw = float(theory.logit_std("none", s.d_k, s.variance, s.temperature))
-    c = curves[rule]
-    at = f"At d_k = {s.d_k} with rule {rule}"
-    return {
-        "histogram": f"{at}: logits std {_fmt(float(snap.logits.std()))} (F1 predicts "
-        f"{_fmt(predicted)}); unscaled scores std {_fmt(float(unscaled.std()))} "
-        f"(F1 predicts {_fmt(raw)}).",
-        "spread": f"{at}: median row std {_fmt(med['logit_std'])}. Collapse threshold "
-        f"√(2 ln n) = {_fmt(theory.collapse_threshold(s.n_keys))}. Over d_k = 1 to 1024 the "
-        f"median spread under {rule} goes from {_fmt(c['logit_std'][0])} "
-        f"to {_fmt(c['logit_std'][-1])}.",
-        "max_weight": f"{at}: median max weight {_fmt(med['max_weight'])}; at d_k = 1024 it is "
-        + ", ".join(f"{r} {_fmt(curves[r]['max_weight'][-1])}" for r in SCALING_RULES)
-        + ".",
-        "entropy": f"{at}: median H / ln n = {_fmt(med['normalized_entropy'])}.",
-        "saturated": f"{at}: {share:.0%} of rows are saturated; at d_k = 1024, "
-        + ", ".join(f"{r} {curves[r]['saturated_share'][-1]:.0%}" for r in SCALING_RULES)
-        + ".",
-        "heatmap": f"{snap.weights.shape[0]} queries by {snap.weights.shape[1]} keys; the "
-        f"median row puts {_fmt(med['max_weight'])} of its weight on one key.",
-        "jacobian": f"{at}: median ‖J‖_F = {_fmt(med['jacobian_norm'])} (uniform weights give "
-        f"{_fmt(theory.uniform_jacobian_norm(s.n_keys))}).",
-        "query_grad": f"{at}: median ‖dp/dq‖_F = {_fmt(med['query_grad_norm'])}.",
-    }

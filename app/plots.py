@@ -4,14 +4,21 @@
 and ``show_snapshot`` (the current draw) only assign new ``.data`` to named
 sources, so a slider move ships a few arrays, never a rebuilt figure. The
 source names (``Plots.SOURCES``) are stable: the browser tests read them.
+
+No figure carries a legend: the page's one colour key names the rules and
+hides or shows a rule's curves in every figure (``show_rules``).
 """
 
 import numpy as np
 from bokeh.models import (
     ColorBar,
     ColumnDataSource,
+    CustomJSTickFormatter,
+    DataRange1d,
+    FixedTicker,
     HoverTool,
-    LinearColorMapper,
+    Label,
+    LogColorMapper,
     Range1d,
 )
 from bokeh.palettes import Cividis256
@@ -22,17 +29,23 @@ from app.simulation import SCALING_RULES, Snapshot
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
 RULE_COLORS = {"none": "#D55E00", "sqrt": "#0072B2", "linear": "#009E73", "qk_norm": "#CC79A7"}
+RULE_NAMES = {"none": "none", "sqrt": "÷ √d_k", "linear": "÷ d_k", "qk_norm": "QK-norm"}
 RULE_LABELS = {
     "none": "none (c = 1)",
-    "sqrt": "sqrt (c = 1/√d_k)",
-    "linear": "linear (c = 1/d_k)",
+    "sqrt": "÷ √d_k (c = 1/√d_k)",
+    "linear": "÷ d_k (c = 1/d_k)",
     "qk_norm": "QK-norm (c = 1/√d_k)",
 }
 RULE_MARKERS = {"none": "square", "sqrt": "circle", "linear": "triangle", "qk_norm": "diamond"}
+MARKER_SYMBOLS = {"square": "■", "circle": "●", "triangle": "▲", "diamond": "◆"}
 RAW_COLOR = "#999999"
 LOG_FLOOR = 1e-300  # log axes draw smaller (underflowed) norms at this floor
 HEIGHT = 300
-BOTTOM_LEGENDS = ("entropy", "jacobian", "query_grad")
+# The histogram shows the unscaled scores on the same axis while they are at most
+# this many times wider than the scaled ones; beyond, the axis follows the scaled
+# logits (whose shape the softmax sees) and a note gives the unscaled spread.
+SHARED_AXIS_RATIO = 16
+HEATMAP_DECADES_BELOW_UNIFORM = 1  # the heatmap's colours span 0.1/n .. 1
 
 # Figures against d_k and the metric each plots: (metric, title, y label, log y).
 CURVE_FIGURES = {
@@ -42,6 +55,20 @@ CURVE_FIGURES = {
     "jacobian": ("jacobian_norm", "Softmax Jacobian", "‖J‖_F", True),
     "query_grad": ("query_grad_norm", "Gradient reaching the query", "‖dp/dq‖_F", True),
 }
+
+# Tick labels with at most three significant digits: 0.0012, not 1.200e-3.
+READABLE_TICKS_JS = """
+const a = Math.abs(tick);
+if (a === 0) return '0';
+if (a >= 1e-3 && a < 1e5) return String(parseFloat(tick.toPrecision(3)));
+const [mantissa, exponent] = tick.toExponential(1).split('e');
+return `${parseFloat(mantissa)}e${Number(exponent)}`;
+"""
+# The heatmap's colour bar: the uniform weight 1/n is labelled as such.
+HEATMAP_TICKS_JS = """
+if (Math.abs(tick * n - 1) < 1e-9) return '1/n';
+return String(parseFloat(tick.toPrecision(2)));
+"""
 
 
 class Plots:
@@ -54,13 +81,17 @@ class Plots:
         ``heatmap``, ``jacobian``, ``query_grad``.
     sources : dict of str to ColumnDataSource
         Named ``"<figure>:<rule>"`` for the curves against d_k (columns
-        ``d_k``, ``y``, ``lo``, ``hi``), ``"<figure>:marker"`` for the current
-        setting, ``"<figure>:theory:<rule>"`` for theory lines, and
-        ``histogram:raw``, ``histogram:scaled``, ``heatmap:weights``.
+        ``d_k``, ``y``, ``lo``, ``hi``: median and 10th-90th percentile band
+        over rows), ``"<figure>:marker"`` for the current setting,
+        ``"<figure>:theory:<rule>"`` for theory lines, and ``histogram:raw``,
+        ``histogram:scaled``, ``heatmap:weights``.
+    rule_renderers : dict of str to list of renderers
+        Every glyph drawn for a rule across the figures against d_k.
     """
 
     def __init__(self):
         self.figures, self.sources = {}, {}
+        self.rule_renderers = {rule: [] for rule in SCALING_RULES}
         self._histogram()
         for key, (_, title, y_label, log_y) in CURVE_FIGURES.items():
             self._curve_figure(key, title, y_label, log_y)
@@ -81,47 +112,57 @@ class Plots:
             min_width=280,
             x_axis_label=x_label,
             y_axis_label=y_label,
-            tools="pan,wheel_zoom,box_zoom,reset,save",
-            toolbar_location="above",
+            tools="box_zoom,reset,save",
+            toolbar_location="right",  # beside the plot: never over the title at phone width
             name=key,
             **kwargs,
         )
         fig.toolbar.logo = None
+        for dimension, axes in (("x", fig.xaxis), ("y", fig.yaxis)):
+            if kwargs.get(f"{dimension}_axis_type") != "log":
+                for axis in axes:
+                    axis.formatter = CustomJSTickFormatter(code=READABLE_TICKS_JS)
         self.figures[key] = fig
         return fig
 
     def _rule_curves(self, fig, key, band):
-        """Median line and markers per rule (and its interquartile band)."""
+        """Median line and markers per rule (and its 10th-90th percentile band).
+
+        The y range follows the medians only: a band may reach far below them
+        (rows with almost no gradient) and is clipped at the plot's edge.
+        """
+        medians = []
         for rule in SCALING_RULES:
-            color, label = RULE_COLORS[rule], RULE_LABELS[rule]
+            color = RULE_COLORS[rule]
             columns = {"d_k": [], "y": [], "lo": [], "hi": []} if band else {"d_k": [], "y": []}
             src = self._source(f"{key}:{rule}", **columns)
+            drawn = []
             if band:
-                fig.varea(
-                    "d_k",
-                    "lo",
-                    "hi",
-                    source=src,
-                    fill_color=color,
-                    fill_alpha=0.18,
-                    legend_label=label,
+                drawn.append(
+                    fig.varea("d_k", "lo", "hi", source=src, fill_color=color, fill_alpha=0.18)
                 )
-            fig.line("d_k", "y", source=src, line_color=color, line_width=2, legend_label=label)
-            fig.scatter(
+            drawn.append(fig.line("d_k", "y", source=src, line_color=color, line_width=2))
+            drawn.append(
+                fig.scatter("d_k", "y", source=src, marker=RULE_MARKERS[rule], size=6, color=color)
+            )
+            medians.extend(drawn[-2:])
+            self.rule_renderers[rule].extend(drawn)
+        if isinstance(fig.y_range, DataRange1d):
+            fig.y_range.renderers = medians
+
+    def _theory_lines(self, fig, key):
+        """A dashed theory line per rule, in the rule's colour."""
+        for rule in SCALING_RULES:
+            src = self._source(f"{key}:theory:{rule}", d_k=[], y=[])
+            line = fig.line(
                 "d_k",
                 "y",
                 source=src,
-                marker=RULE_MARKERS[rule],
-                size=6,
-                color=color,
-                legend_label=label,
+                line_color=RULE_COLORS[rule],
+                line_width=1.5,
+                line_dash="dashed",
             )
-        fig.legend.location = "bottom_left" if key in BOTTOM_LEGENDS else "top_left"
-        fig.legend.click_policy = "hide"
-        fig.legend.label_text_font_size = "8pt"
-        fig.legend.spacing = 0
-        fig.legend.padding = 4
-        fig.legend.background_fill_alpha = 0.7
+            self.rule_renderers[rule].append(line)
 
     def _marker(self, fig, key):
         """A star at the current setting, in the current rule's colour."""
@@ -131,13 +172,17 @@ class Plots:
         )
 
     def _histogram(self):
-        fig = self._figure("histogram", "Scores at the current setting", "logit", "density")
-        for kind, color, label in (
-            ("raw", RAW_COLOR, "unscaled q·k / T"),
-            ("scaled", RULE_COLORS["sqrt"], "scaled logits"),
-        ):
+        fig = self._figure(
+            "histogram",
+            "Scores at the current setting",
+            "logit",
+            "density",
+            x_range=Range1d(-4, 4),
+        )
+        self._histogram_parts = {}
+        for kind, color in (("raw", RAW_COLOR), ("scaled", RULE_COLORS["sqrt"])):
             bars = self._source(f"histogram:{kind}", left=[], right=[], top=[])
-            renderer = fig.quad(
+            quads = fig.quad(
                 left="left",
                 right="right",
                 bottom=0,
@@ -146,13 +191,10 @@ class Plots:
                 fill_color=color,
                 fill_alpha=0.45,
                 line_color=color,
-                legend_label=label,
                 name=f"histogram:{kind}:bars",
             )
-            if kind == "scaled":  # recoloured with the current rule
-                self._scaled_bars = renderer
             curve = self._source(f"histogram:theory:{kind}", x=[], y=[])
-            fig.line(
+            line = fig.line(
                 "x",
                 "y",
                 source=curve,
@@ -161,8 +203,20 @@ class Plots:
                 line_dash="dashed",
                 name=f"histogram:{kind}:theory",
             )
-        fig.legend.location = "top_right"
-        fig.legend.label_text_font_size = "8pt"
+            self._histogram_parts[kind] = (quads, line)
+        self._off_axis_note = Label(
+            x=8,
+            y=8,
+            x_units="screen",
+            y_units="screen",
+            anchor="bottom_left",
+            text="",
+            text_font_size="9pt",
+            text_color="#555555",
+            background_fill_color="white",
+            background_fill_alpha=0.8,
+        )
+        fig.add_layout(self._off_axis_note)
 
     def _curve_figure(self, key, title, y_label, log_y):
         fig = self._figure(
@@ -176,23 +230,16 @@ class Plots:
         if not log_y:
             fig.y_range = Range1d(0, 1.02)
         self._rule_curves(fig, key, band=True)
-        if key in ("spread", "entropy"):  # theory lines: F1, F4
-            for rule in SCALING_RULES:
-                src = self._source(f"{key}:theory:{rule}", d_k=[], y=[])
-                fig.line(
-                    "d_k",
-                    "y",
-                    source=src,
-                    line_color=RULE_COLORS[rule],
-                    line_width=1.5,
-                    line_dash="dashed",
-                )
+        if key in ("spread", "entropy"):
+            self._theory_lines(fig, key)
         threshold = {"spread": "spread:collapse", "jacobian": "jacobian:uniform"}.get(key)
-        if threshold:  # F5 collapse threshold; F7 uniform-weights norm
+        if threshold:  # collapse threshold sqrt(2 ln n); uniform weights' ||J||_F
             src = self._source(threshold, d_k=[], y=[])
             fig.line("d_k", "y", source=src, line_color="black", line_dash="dotted", line_width=2)
         self._marker(fig, key)
-        fig.add_tools(HoverTool(tooltips=[("d_k", "@d_k"), ("median", "@y{0.000e}")]))
+        fig.add_tools(
+            HoverTool(tooltips=[("d_k", "@d_k"), ("median", "@y{0.000e}")], visible=False)
+        )
 
     def _saturated(self):
         fig = self._figure(
@@ -204,10 +251,7 @@ class Plots:
             y_range=Range1d(0, 1.02),
         )
         self._rule_curves(fig, "saturated", band=False)
-        src = self._source("saturated:collapse", x=[], y0=[], y1=[], color=[])
-        fig.segment(
-            "x", "y0", "x", "y1", source=src, line_color="color", line_dash="dotted", line_width=2
-        )
+        self._theory_lines(fig, "saturated")
         self._marker(fig, "saturated")
 
     def _heatmap(self):
@@ -219,7 +263,10 @@ class Plots:
             x_range=Range1d(0, 64),
             y_range=Range1d(64, 0),
         )
-        mapper = LinearColorMapper(palette=Cividis256, low=0.0, high=1.0)
+        # Log colours from a tenth of the uniform weight 1/n to 1: uniform rows read
+        # as an even mid-tone, one-hot rows as a single bright cell on black.
+        self._heatmap_colors = LogColorMapper(palette=Cividis256, low=0.1 / 64, high=1.0)
+        self._heatmap_colors.low_color = Cividis256[0]
         src = self._source("heatmap:weights", image=[], dw=[], dh=[])
         fig.image(
             image="image",
@@ -228,13 +275,30 @@ class Plots:
             dw="dw",
             dh="dh",
             source=src,
-            color_mapper=mapper,
+            color_mapper=self._heatmap_colors,
             origin="top_left",
         )
-        fig.add_layout(ColorBar(color_mapper=mapper, title="weight", width=10), "right")
-        fig.add_tools(HoverTool(tooltips=[("weight", "@image{0.0000}")]))
+        self._heatmap_ticks = FixedTicker(ticks=_heatmap_ticks(64))
+        self._heatmap_labels = CustomJSTickFormatter(args={"n": 64}, code=HEATMAP_TICKS_JS)
+        fig.add_layout(
+            ColorBar(
+                color_mapper=self._heatmap_colors,
+                ticker=self._heatmap_ticks,
+                formatter=self._heatmap_labels,
+                title="weight (log)",
+                width=10,
+            ),
+            "right",
+        )
+        fig.add_tools(HoverTool(tooltips=[("weight", "@image{0.0000}")], visible=False))
 
     # --- updating ------------------------------------------------------------------------
+
+    def show_rules(self, rules):
+        """Show the curves of ``rules`` in every figure against d_k; hide the others."""
+        for rule, renderers in self.rule_renderers.items():
+            for renderer in renderers:
+                renderer.visible = rule in rules
 
     def show_curves(self, curves: dict, n_keys: int, variance: float, temperature: float):
         """Plot a ``sweep`` result and its theory lines."""
@@ -243,17 +307,15 @@ class Plots:
                 data = {
                     "d_k": columns["d_k"],
                     "y": columns[metric],
-                    "lo": columns[metric + "_lo"],
-                    "hi": columns[metric + "_hi"],
+                    "lo": columns[metric + "_p10"],
+                    "hi": columns[metric + "_p90"],
                 }
                 self.sources[f"{key}:{rule}"].data = _for_log_axis(data) if log_y else data
         d_k = np.geomspace(1, curves["sqrt"]["d_k"][-1], 60)
-        spreads = {
-            rule: theory.logit_std(rule, d_k, variance, temperature) for rule in SCALING_RULES
-        }
-        for rule, s in spreads.items():
+        for rule in SCALING_RULES:
+            s = theory.logit_std(rule, d_k, variance, temperature)
             self.sources[f"spread:theory:{rule}"].data = _for_log_axis({"d_k": d_k, "y": s})
-            small = s <= 1.0  # F4 holds for spreads below about 1
+            small = s <= 1.0  # the small-spread entropy holds for spreads below about 1
             self.sources[f"entropy:theory:{rule}"].data = {
                 "d_k": d_k[small],
                 "y": theory.small_spread_entropy(s[small], n_keys) / np.log(n_keys),
@@ -262,20 +324,17 @@ class Plots:
                 "d_k": curves[rule]["d_k"],
                 "y": curves[rule]["saturated_share"],
             }
-        threshold = theory.collapse_threshold(n_keys)
+            share = theory.saturated_share(rule, d_k, variance, temperature, n_keys)
+            drawn = np.isfinite(share)  # not drawn where the Gaussian model does not hold
+            self.sources[f"saturated:theory:{rule}"].data = {"d_k": d_k[drawn], "y": share[drawn]}
         ends = [d_k[0], d_k[-1]]
-        self.sources["spread:collapse"].data = {"d_k": ends, "y": [threshold] * 2}
+        self.sources["spread:collapse"].data = {
+            "d_k": ends,
+            "y": [theory.collapse_threshold(n_keys)] * 2,
+        }
         self.sources["jacobian:uniform"].data = {
             "d_k": ends,
             "y": [theory.uniform_jacobian_norm(n_keys)] * 2,
-        }
-        crossings = {rule: _crossing(d_k, s, threshold) for rule, s in spreads.items()}
-        crossings = {rule: x for rule, x in crossings.items() if x is not None}
-        self.sources["saturated:collapse"].data = {
-            "x": list(crossings.values()),
-            "y0": [0.0] * len(crossings),
-            "y1": [1.0] * len(crossings),
-            "color": [RULE_COLORS[r] for r in crossings],
         }
 
     def show_snapshot(self, snap: Snapshot, unscaled: np.ndarray, medians: dict, share: float):
@@ -285,17 +344,15 @@ class Plots:
         of ``row_metrics`` to its median over rows; ``share`` is the saturated share.
         """
         s = snap.settings
-        for kind, logits, rule in (("raw", unscaled, "none"), ("scaled", snap.logits, s.scaling)):
-            spread = float(theory.logit_std(rule, s.d_k, s.variance, s.temperature))
-            self.sources[f"histogram:{kind}"].data = _histogram(logits, spread)
-            x = np.linspace(-4, 4, 121) * max(spread, 1e-12)
-            self.sources[f"histogram:theory:{kind}"].data = {"x": x, "y": _gaussian(x, spread)}
-        self._scaled_bars.glyph.fill_color = RULE_COLORS[s.scaling]
-        self._scaled_bars.glyph.line_color = RULE_COLORS[s.scaling]
+        self._show_histogram(snap, unscaled)
         n_q, n_k = snap.weights.shape
         self.sources["heatmap:weights"].data = {"image": [snap.weights], "dw": [n_k], "dh": [n_q]}
         heatmap = self.figures["heatmap"]
         heatmap.x_range.end, heatmap.y_range.start = n_k, n_q
+        if self._heatmap_labels.args["n"] != n_k:
+            self._heatmap_colors.low = 10.0**-HEATMAP_DECADES_BELOW_UNIFORM / n_k
+            self._heatmap_ticks.ticks = _heatmap_ticks(n_k)
+            self._heatmap_labels.args = {"n": n_k}
         color = [RULE_COLORS[s.scaling]]
         for key, (metric, *_, log_y) in CURVE_FIGURES.items():
             y = medians[metric]
@@ -309,6 +366,47 @@ class Plots:
             }
         self.sources["saturated:marker"].data = {"d_k": [s.d_k], "y": [share], "color": color}
 
+    def _show_histogram(self, snap: Snapshot, unscaled: np.ndarray):
+        """Both histograms on one axis that shows the scaled logits' shape."""
+        s = snap.settings
+        spreads = {
+            kind: max(
+                float(theory.logit_std(rule, s.d_k, s.variance, s.temperature)),
+                float(values.std()),
+                1e-12,
+            )
+            for kind, rule, values in (
+                ("raw", "none", unscaled),
+                ("scaled", s.scaling, snap.logits),
+            )
+        }
+        ratio = spreads["raw"] / spreads["scaled"]
+        shared = ratio <= SHARED_AXIS_RATIO
+        half_width = 4 * (max(spreads.values()) if shared else spreads["scaled"])
+        for kind, logits, rule in (("raw", unscaled, "none"), ("scaled", snap.logits, s.scaling)):
+            spread = float(theory.logit_std(rule, s.d_k, s.variance, s.temperature))
+            self.sources[f"histogram:{kind}"].data = _histogram(logits, half_width)
+            x = np.linspace(-half_width, half_width, 121)
+            self.sources[f"histogram:theory:{kind}"].data = {"x": x, "y": _gaussian(x, spread)}
+        quads, line = self._histogram_parts["scaled"]
+        color = RULE_COLORS[s.scaling]
+        quads.glyph.fill_color = quads.glyph.line_color = line.glyph.line_color = color
+        x_range = self.figures["histogram"].x_range
+        x_range.start, x_range.end = -half_width, half_width
+        self._off_axis_note.text = (
+            ""
+            if shared
+            else f"Unscaled scores (grey): std {spreads['raw']:.3g}, {ratio:.0f}× wider, "
+            "mostly off this axis"
+        )
+
+
+def _heatmap_ticks(n_keys: int) -> list[float]:
+    """Colour-bar ticks: the floor, the uniform weight 1/n, and the powers of ten above."""
+    uniform = 1.0 / n_keys
+    decades = [10.0**-i for i in range(4) if 10.0**-i > 2 * uniform]
+    return sorted([10.0**-HEATMAP_DECADES_BELOW_UNIFORM * uniform, uniform, *decades])
+
 
 def _for_log_axis(data: dict) -> dict:
     """Drop rows a log axis cannot show (a zero spread) and floor underflowed norms."""
@@ -319,26 +417,23 @@ def _for_log_axis(data: dict) -> dict:
     }
 
 
-def _histogram(logits: np.ndarray, spread: float, bins: int = 40) -> dict:
-    """Density histogram over ``mean +- 4 * max(spread, measured std)``."""
+def _histogram(logits: np.ndarray, half_width: float, bins: int = 40) -> dict:
+    """Density histogram over ``[-half_width, half_width]``; mass outside is left out.
+
+    The density is per unit logit over all values (not renormalised to the
+    range), so a histogram clipped by the axis keeps its true height.
+    """
     values = logits.ravel()
-    width = 4 * max(spread, float(values.std()), 1e-12)
-    top, edges = np.histogram(values, bins=bins, range=(-width, width), density=True)
-    return {"left": edges[:-1], "right": edges[1:], "top": top}
+    counts, edges = np.histogram(values, bins=bins, range=(-half_width, half_width))
+    return {
+        "left": edges[:-1],
+        "right": edges[1:],
+        "top": counts / (values.size * np.diff(edges)),
+    }
 
 
 def _gaussian(x: np.ndarray, spread: float) -> np.ndarray:
-    """The N(0, spread^2) density (F1: scores are Gaussian for a fixed query)."""
+    """The N(0, spread^2) density: the scores of a fixed query are exactly Gaussian."""
     if spread == 0:
         return np.zeros_like(x)
     return np.exp(-0.5 * (x / spread) ** 2) / (spread * np.sqrt(2 * np.pi))
-
-
-def _crossing(d_k: np.ndarray, spread: np.ndarray, threshold: float):
-    """The d_k where an increasing theory spread first reaches the threshold, if any."""
-    above = np.nonzero(spread >= threshold)[0]
-    if len(above) == 0 or above[0] == 0 or spread[-1] < spread[0]:
-        return None
-    i = above[0]
-    t = (np.log(threshold) - np.log(spread[i - 1])) / (np.log(spread[i]) - np.log(spread[i - 1]))
-    return float(np.exp(np.log(d_k[i - 1]) + t * (np.log(d_k[i]) - np.log(d_k[i - 1]))))

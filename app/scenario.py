@@ -22,6 +22,19 @@ VARIANCE_RANGE = (0.1, 4.0)
 TEMPERATURE_RANGE = (0.1, 4.0)
 SEED_RANGE = (0, 2**32 - 1)
 
+# The page's views, in page order; ``?views=spread,heatmap`` shows only those
+# (the embed layout a course page uses).
+VIEWS = (
+    "histogram",
+    "spread",
+    "max_weight",
+    "entropy",
+    "saturated",
+    "heatmap",
+    "jacobian",
+    "query_grad",
+)
+
 DEFAULTS = {
     "d_k": 64,
     "variance": 1.0,
@@ -30,7 +43,7 @@ DEFAULTS = {
     "temperature": 1.0,
     "seed": 0,
 }
-FIELDS = tuple(DEFAULTS)
+FIELDS = tuple(DEFAULTS)  # the simulation's settings; ``views`` is the page's layout
 
 
 def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:
@@ -47,13 +60,14 @@ def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:
         The controls the query sets, each valid: a malformed value is left
         out (the control keeps its value), an out-of-range one is clamped, and
         a d_k or n_keys off the slider's powers of two snaps to the nearest.
+        ``views``, when given, is a tuple of known view names in page order.
     notices : list of str
         One sentence per value left out or changed, and per unknown parameter.
     """
     values, notices = {}, []
     for name, raw in params.items():
         text = str(raw).strip()
-        if name not in DEFAULTS:
+        if name not in _READERS:
             notices.append(f"Ignored the unknown parameter {name!r}.")
             continue
         try:
@@ -68,11 +82,18 @@ def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:
 
 
 def write_query(values: dict) -> dict[str, str]:
-    """Query parameters that ``read_query`` maps back to ``values``."""
-    return {
+    """Query parameters that ``read_query`` maps back to ``values``.
+
+    ``views`` is written only when it is a strict subset of ``VIEWS``.
+    """
+    query = {
         name: f"{values[name]:g}" if isinstance(values[name], float) else str(values[name])
         for name in FIELDS
     }
+    views = tuple(values.get("views") or VIEWS)
+    if set(views) != set(VIEWS):
+        query["views"] = ",".join(views)
+    return query
 
 
 def _power_of_two(options):
@@ -110,6 +131,19 @@ def _scaling(name, text):
     return text, None
 
 
+def _views(name, text):
+    asked = [v.strip() for v in text.split(",") if v.strip()]
+    unknown = [v for v in asked if v not in VIEWS]
+    known = tuple(v for v in VIEWS if v in asked)
+    if not known:
+        raise ValueError(f"name one or more of {', '.join(VIEWS)}")
+    if unknown:
+        return known, (
+            f"views: ignored {', '.join(map(repr, unknown))} (known views: {', '.join(VIEWS)})."
+        )
+    return known, None
+
+
 def _number(text):
     try:
         value = float(text)
@@ -127,4 +161,5 @@ _READERS = {
     "n_keys": _power_of_two(N_KEYS_OPTIONS),
     "temperature": _bounded(*TEMPERATURE_RANGE, float),
     "seed": _bounded(*SEED_RANGE, int),
+    "views": _views,
 }

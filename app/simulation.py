@@ -1,6 +1,6 @@
 """Scaled dot-product attention on random vectors, with numpy only.
 
-The model of DESIGN.md: ``n_queries`` queries and ``n_keys`` keys in R^{d_k},
+The model of docs/theory.md: ``n_queries`` queries and ``n_keys`` keys in R^{d_k},
 components i.i.d. N(0, variance) from ``numpy.random.default_rng(seed)``;
 logits ``z = c * (q_hat . k_hat) / temperature`` with ``c`` set by the scaling
 rule; attention weights ``p = softmax(z)`` row by row; and, per query row, the
@@ -187,6 +187,12 @@ def _prepared(scaling, q, k):
     return q_hat @ k_hat.T, k_hat, (q_hat, deficit), sigma
 
 
+# What _attend computes, as the page shows it.
+SOFTMAX_TEX = r"p_{ij} = e^{z_{ij}} / \textstyle\sum_l e^{z_{il}},\quad z_{ij} = c\,q_i\cdot k_j/T"
+MAX_WEIGHT_TEX = r"\max_j p_{ij},\quad p = \mathrm{softmax}(z)"
+QUERY_GRAD_TEX = r"\|\partial p/\partial q\|_F = \|J\,(c/T)\,K\|_F"
+
+
 def _attend(settings, q, k, dots, grad_keys, query_norm, query_sigma) -> Snapshot:
     """Softmax and metrics of ``z = c * dots / temperature``.
 
@@ -263,7 +269,8 @@ def sweep(settings: Settings, d_ks) -> dict[str, dict[str, np.ndarray]]:
         ``{rule: columns}`` for every rule of ``SCALING_RULES``, where
         ``columns`` maps ``"d_k"`` and, for every metric ``m`` of
         ``SWEEP_METRICS``, ``m`` (median), ``m + "_lo"`` (25th percentile) and
-        ``m + "_hi"`` (75th percentile) to arrays of ``len(d_ks)``, plus
+        ``m + "_hi"`` (75th percentile), ``m + "_p10"`` and ``m + "_p90"``
+        (10th and 90th percentiles) to arrays of ``len(d_ks)``, plus
         ``"saturated_share"``, the share of rows with max weight above 0.99.
         Each ``columns`` can feed a Bokeh ``ColumnDataSource`` as it is.
     """
@@ -282,10 +289,16 @@ def sweep(settings: Settings, d_ks) -> dict[str, dict[str, np.ndarray]]:
     columns = {}
     for rule, values in rows.items():
         values = np.array(values)
-        lo, mid, hi = np.quantile(values, [0.25, 0.5, 0.75], axis=-1)
+        p10, lo, mid, hi, p90 = np.quantile(values, [0.1, 0.25, 0.5, 0.75, 0.9], axis=-1)
         columns[rule] = {"d_k": d_ks}
         for i, name in enumerate(SWEEP_METRICS):
-            columns[rule] |= {name: mid[:, i], name + "_lo": lo[:, i], name + "_hi": hi[:, i]}
+            columns[rule] |= {
+                name: mid[:, i],
+                name + "_lo": lo[:, i],
+                name + "_hi": hi[:, i],
+                name + "_p10": p10[:, i],
+                name + "_p90": p90[:, i],
+            }
         max_weight = values[:, SWEEP_METRICS.index("max_weight")]
         columns[rule]["saturated_share"] = saturated_share(max_weight, axis=-1)
     return columns

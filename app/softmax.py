@@ -90,10 +90,13 @@ def entropy(rows: SoftmaxRows, logits: np.ndarray) -> np.ndarray:
     ]
 
 
+JACOBIAN_TEX = r"\|J\|_F,\ \ J = \mathrm{diag}(p) - p\,p^\top"  # what log_jacobian_norm computes
+
+
 def log_jacobian_norm(rows: SoftmaxRows) -> np.ndarray:
     """``log ||diag(p) - p p^T||_F`` of each row, shape (...).
 
-    DESIGN.md F7 gives ``||J||_F^2 = sum p^2 - 2 sum p^3 + (sum p^2)^2``, which
+    docs/theory.md gives ``||J||_F^2 = sum p^2 - 2 sum p^3 + (sum p^2)^2``, which
     cancels catastrophically near one-hot rows. Row by row,
     ``||J||_F^2 = sum_i p_i^2 c_i^2 + sum_i p_i^2 d_i`` with the complements
     ``c_i = sum_{j != i} p_j`` (diagonal ``p_i c_i``) and

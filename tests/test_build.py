@@ -3,6 +3,7 @@
 import base64
 import csv
 import hashlib
+import socket
 import subprocess
 import sys
 import zipfile
@@ -114,3 +115,27 @@ def test_the_cdn_variant_references_the_cdns_and_ships_the_app(output_dir):
     assert 'id="lab-status"' in html and "reportFailure" in worker
     with zipfile.ZipFile(build.CDN_SITE / "main.resources.zip") as resources:
         assert any("attention_scaling_lab" in n for n in resources.namelist())
+
+
+def test_serving_on_a_taken_port_says_so_in_one_line(site, tmp_path):
+    """``build.py --serve`` on a busy port names the port and --port; no traceback."""
+    site = tmp_path / "site"
+    site.mkdir()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(build.BuildError) as raised:
+            build.serve(site, "127.0.0.1", port)
+        result = subprocess.run(
+            [sys.executable, "build.py", "--serve", "--port", str(port)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    message = str(raised.value)
+    assert f"127.0.0.1:{port}" in message and "--port" in message and "\n" not in message
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == f"[build] FAILED: {message}"
+    assert "Traceback" not in result.stderr

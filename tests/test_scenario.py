@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.scenario import DEFAULTS, FIELDS, read_query, write_query
+from app.scenario import DEFAULTS, FIELDS, VIEWS, read_query, write_query
 from app.simulation import Settings
 
 
@@ -50,6 +50,8 @@ def test_write_then_read_is_the_identity():
         ({"seed": "99999999999"}, {"seed": 2**32 - 1}, "using 4.29497e+09"),
         ({"scaling": "SQRT"}, {}, "must be one of none, sqrt, linear, qk_norm"),
         ({"colour": "red"}, {}, "Ignored the unknown parameter 'colour'"),
+        ({"views": "heatmap,bogus"}, {"views": ("heatmap",)}, "views: ignored 'bogus'"),
+        ({"views": "bogus"}, {}, "views='bogus' was ignored: name one or more of histogram"),
     ],
 )
 def test_bad_values_are_clamped_or_ignored_with_a_notice(query, expected, notice):
@@ -62,3 +64,12 @@ def test_every_value_read_is_a_valid_simulation_setting():
     worst = {name: "1e308" for name in FIELDS} | {"scaling": "linear"}
     values, _ = read_query(worst)
     Settings(**(DEFAULTS | values))
+
+
+def test_views_pick_the_embed_layout_in_page_order():
+    values, notices = read_query({"views": " heatmap , spread"})
+    assert values == {"views": ("spread", "heatmap")} and notices == []
+    assert write_query({**DEFAULTS, "views": ("spread", "heatmap")})["views"] == "spread,heatmap"
+    assert "views" not in write_query({**DEFAULTS, "views": VIEWS})  # all views: the full page
+    round_trip = {**DEFAULTS, "views": ("entropy",)}
+    assert read_query(write_query(round_trip)) == (round_trip, [])

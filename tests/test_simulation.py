@@ -1,4 +1,4 @@
-"""The simulation against theory (F1, F7) and against independent computations."""
+"""The simulation against theory (docs/theory.md) and against independent computations."""
 
 import math
 from dataclasses import replace
@@ -38,19 +38,19 @@ def small_draw(scaling, d_k, variance, temperature, n_queries, n_keys, seed):
     )
 
 
-# --- F1: the logit spread ---------------------------------------------------------------
+# --- The logit spread: s = c sqrt(d_k) v / T ------------------------------------------------
 
 
 @pytest.mark.parametrize("scaling", SCALING_RULES)
 @pytest.mark.parametrize(("variance", "temperature"), [(1.0, 1.0), (2.5, 0.5)])
 def test_logit_variance_matches_f1_within_monte_carlo_error(scaling, variance, temperature):
-    """Pooled mean of z^2 over 24 seeds against s^2 from F1, for every d_k.
+    """Pooled mean of z^2 over 24 seeds against s^2 from the theory, for every d_k.
 
     The logits of one draw share queries and keys, so their squares are
     correlated: the standard error is estimated from the spread of the
     per-seed means (independent draws), not from the pooled count. Failing
     beyond 5 standard errors has probability below 1e-5 per check under the
-    t-distribution with 23 degrees of freedom, so a failure means F1 or the
+    t-distribution with 23 degrees of freedom, so a failure means the theory or the
     model is wrong, not bad luck.
     """
     for d_k in [1, 2, 3, 8, 64, 512, 2048]:
@@ -104,7 +104,9 @@ def test_metrics_match_first_principles(scaling, d_k, variance, temperature):
     for i in range(5):
         p = float_weights(snap.q[i], snap.k, scaling, temperature)
         jacobian = np.diag(p) - np.outer(p, p)
-        f7 = np.sum(p**2) - 2 * np.sum(p**3) + np.sum(p**2) ** 2  # DESIGN.md F7
+        f7 = (
+            np.sum(p**2) - 2 * np.sum(p**3) + np.sum(p**2) ** 2
+        )  # docs/theory.md: the Jacobian's norm
         np.testing.assert_allclose(snap.weights[i], p, rtol=1e-12, atol=1e-15)
         assert snap.max_weight[i] == pytest.approx(p.max(), rel=1e-12)
         assert snap.entropy[i] == pytest.approx(-np.sum(p * np.log(p)), rel=1e-10)
@@ -142,7 +144,7 @@ def test_norms_keep_relative_accuracy_in_deep_saturation(scaling, d_k, variance,
     """||J||_F, ||dp/dq||_F and H against mpmath at 700 digits, to 1e-6 relative.
 
     700 digits resolve 1 - max weight down to 1e-650; the test checks that
-    the draws reach beyond float64's epsilon, where the F7 formula in
+    the draws reach beyond float64's epsilon, where the norm formula in
     float64 returns noise.
     """
     snap = small_draw(scaling, d_k, variance, temperature, 4, 6, seed=3)
@@ -202,9 +204,11 @@ def test_sweep_summarises_exactly_what_simulate_computes():
         for j, d_k in enumerate(d_ks):
             snap = simulate(replace(settings, d_k=d_k, scaling=rule))
             for name, values in row_metrics(snap).items():
-                lo, mid, hi = np.quantile(values, [0.25, 0.5, 0.75])
+                p10, lo, mid, hi, p90 = np.quantile(values, [0.1, 0.25, 0.5, 0.75, 0.9])
                 assert columns[name][j] == mid
                 assert columns[name + "_lo"][j] == lo <= mid <= hi == columns[name + "_hi"][j]
+                assert columns[name + "_p10"][j] == p10 <= lo
+                assert columns[name + "_p90"][j] == p90 >= hi
             assert columns["saturated_share"][j] == np.mean(snap.max_weight > 0.99)
 
 
@@ -218,6 +222,31 @@ def test_sweep_tells_the_story():
     for rule in SCALING_RULES:
         for name in SWEEP_METRICS:
             assert np.all(np.isfinite(curves[rule][name]))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_query_gradient_grows_then_collapses_and_spreads_without_scaling(seed):
+    """What the gradient view's caption says, at the page's default variance, n and T.
+
+    ``dp/dq = J (c/T) K``: unscaled, ``||K||`` grows as sqrt(d_k) while J
+    collapses, so the median query gradient first rises far above the sqrt
+    rule's (about 9x at d_k = 64), then falls far below its peak, while its
+    10th-90th percentile range over rows widens to many orders of magnitude.
+    The margins (3x, 10x, 1e6) are a fraction of what every seed shows.
+    """
+    curves = sweep(Settings(d_k=1, variance=1.0, scaling="sqrt", seed=seed), POWERS)
+    none, sqrt = curves["none"], curves["sqrt"]
+    at = {d_k: i for i, d_k in enumerate(POWERS)}
+    grad = none["query_grad_norm"]
+    assert grad[at[64]] > 3 * sqrt["query_grad_norm"][at[64]]  # grows
+    assert grad[at[1024]] < grad.max() / 10  # then collapses
+    assert np.argmax(grad) not in (0, len(POWERS) - 1)
+    spread = none["query_grad_norm_p90"] / none["query_grad_norm_p10"]
+    assert spread[at[1]] < 100 and spread[at[1024]] > 1e6  # rows from huge to almost none
+    jacobian = none["jacobian_norm"]
+    assert jacobian[at[1024]] < jacobian[at[64]] / 10  # the Jacobian collapses
+    sqrt_grad = sqrt["query_grad_norm"]
+    assert sqrt_grad.max() / sqrt_grad.min() < 2  # with scaling, the same at every d_k
 
 
 # --- Validation, extremes, determinism -------------------------------------------------------

@@ -7,15 +7,12 @@ page needs nothing from outside the machine.
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from browser import (
     OFFLINE_ARGS,
-    REPO,
     Console,
     http_server,
     launch,
@@ -33,21 +30,6 @@ STATUS = "document.getElementById('lab-status')?.dataset.state"
 # numpy in the worker and natively may round the last bit of a dot product
 # differently; weights then differ by a few ulps of their logits (|z| < 40 here).
 WEIGHT_RTOL = 1e-9
-
-
-@pytest.fixture(scope="session")
-def site(output_dir) -> Path:
-    """Build the self-contained site once per session, with the real build script."""
-    with open(output_dir / "build.log", "w") as log:
-        subprocess.run(
-            [sys.executable, "build.py"],
-            cwd=REPO,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            check=True,
-            timeout=1800,
-        )
-    return build.SITE
 
 
 @pytest.fixture(scope="module")
@@ -88,21 +70,38 @@ def http_errors(page) -> list:
     return errors
 
 
+def wait_until_ready(page_or_frame):
+    """Wait for the status bar to leave "loading"; it must say ready, not failed."""
+    page_or_frame.wait_for_function(f"() => {STATUS} !== 'loading'", timeout=BOOT_TIMEOUT)
+    state = page_or_frame.evaluate(STATUS)
+    assert state == "ready", page_or_frame.locator("#lab-status").inner_text()
+
+
+PRERENDERED_SLIDERS_DISABLED = """() => {
+  const sliders = Bokeh.documents[0].all_models.filter(
+    (m) => m.constructor.__name__ === 'Slider');
+  return sliders.length > 0 && sliders.every((m) => m.disabled);
+}"""
+
+
 def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_dir):
     page = offline.new_page()
     console, failed = Console(page), http_errors(page)
     already_outside = len(offline.outside)
     page.goto(site_url)
 
-    # Prerendered: real plots and data while Python is still loading.
+    # Prerendered: real plots and data while Python is still loading, and no overlay.
     wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0", timeout=10_000)
     assert page.evaluate(STATUS) == "loading"
     assert page.locator("canvas").count() >= 8
     assert page.locator("p", has_text="Precomputed when this site was built").count() == 1
+    assert page.locator(".pn-loading-msg:visible").count() == 0
+    assert not page.evaluate("document.body.classList.contains('pn-loading')")
+    assert page.evaluate(PRERENDERED_SLIDERS_DISABLED)  # a move could not take effect yet
     page.screenshot(path=output_dir / "site-prerendered.png")
 
-    page.wait_for_function(f"() => {STATUS} !== 'loading'", timeout=BOOT_TIMEOUT)
-    assert page.evaluate(STATUS) == "ready", page.locator("#lab-status").inner_text()
+    wait_until_ready(page)
+    # Ready means the live page is drawn: its runtime line is there at once, no waiting.
     runtime = page.locator("p", has_text="Computed in your browser").inner_text()
     lock = json.loads((build.SITE / "pyodide" / "pyodide-lock.json").read_text())
     assert f"numpy {lock['packages']['numpy']['version']}" in runtime  # the worker's numpy
@@ -112,32 +111,86 @@ def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_di
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 128")
     assert_shows_weights_of(page, Settings(d_k=128, scaling="sqrt", seed=0, **DEFAULT))
 
-    page.get_by_role("button", name="none").click()
+    page.get_by_role("button", name="none", exact=True).click()
     wait_for_source(page, "spread:marker", "(d) => d.color[0] === '#D55E00'")
     assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
     assert "d_k=128" in page.url and "scaling=none" in page.url
     page.screenshot(path=output_dir / "site-interactive.png")
+
+    theory = page.request.get(site_url + "theory.html")
+    assert theory.ok and "Logit spread" in theory.text()
+    assert (
+        page.get_by_role("link", name="The theory behind the plots").get_attribute("href")
+        == "theory.html"
+    )
 
     assert offline.outside[already_outside:] == []
     assert failed == []
     assert console.errors == []
 
 
-def test_a_course_page_embeds_the_site_with_a_scenario(offline, site_url, tmp_path):
-    """A teacher's page on another origin holds the site in an iframe with URL parameters."""
+def test_a_link_says_what_is_on_screen_until_its_scenario_is_live(offline, site_url):
+    """While loading, the status names the prerendered and the asked-for scenario;
+    the controls are disabled; "ready" comes only once the link's scenario is plotted."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + "?d_k=256&scaling=none")
+    wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0", timeout=10_000)
+    status = page.locator("#lab-status").inner_text()
+    assert "default scenario" in status and "d_k=256, scaling=none" in status, status
+    assert page.evaluate(PRERENDERED_SLIDERS_DISABLED)
+    wait_until_ready(page)
+    # At the moment it says ready, the plots already show the link's scenario.
+    assert_shows_weights_of(page, Settings(d_k=256, scaling="none", seed=0, **DEFAULT))
+    assert "link's scenario" in page.locator("#lab-status").inner_text()
+    assert console.errors == []
+
+
+def test_a_bad_link_shows_its_notice_on_the_site(offline, site_url):
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + "?d_k=300&seed=abc")
+    wait_until_ready(page)
+    notice = page.locator("text=d_k=300 is not on the slider")
+    notice.wait_for(timeout=10_000)
+    assert "showing d_k=256" in notice.inner_text()
+    assert page.locator("text=seed='abc' was ignored").is_visible()
+    page.wait_for_url("**d_k=256**", timeout=10_000)  # the URL holds the corrected scenario
+    assert "abc" not in page.url
+    assert_shows_weights_of(page, Settings(d_k=256, scaling="sqrt", seed=0, **DEFAULT))
+    assert page.locator("text=d_k=300 is not on the slider").is_visible()  # it stays
+    assert console.errors == []
+
+
+def test_a_course_page_embeds_the_views_a_teacher_picked(offline, site_url, tmp_path):
+    """The page's embed code: only the picked views, in a frame that fits them."""
+    page = offline.new_page()
+    page.goto(site_url + "?d_k=512&scaling=none&seed=3")
+    wait_until_ready(page)
+    page.get_by_role("button", name="Copy embed code").click()
+    snippet = page.locator("textarea").input_value()
+    assert "views=spread%2Cheatmap" in snippet and "d_k=512" in snippet
+    height = int(snippet.split('height="')[1].split('"')[0])
+    page.close()
+
     fixture = (Path(__file__).parent / "fixtures" / "course_page.html").read_text()
-    src = f"{site_url}?d_k=512&scaling=none&seed=3"
-    (tmp_path / "index.html").write_text(fixture.replace("{{ LAB_URL }}", src))
+    (tmp_path / "index.html").write_text(fixture.replace("{{ SNIPPET }}", snippet))
     already_outside = len(offline.outside)
     with http_server(tmp_path) as course_url:
         page = offline.new_page()
         console = Console(page)
         page.goto(course_url)
-        frame = page.locator("iframe#lab").element_handle().content_frame()
-        frame.wait_for_function(f"() => {STATUS} === 'ready'", timeout=BOOT_TIMEOUT)
+        frame = page.locator("iframe").element_handle().content_frame()
+        wait_until_ready(frame)
         wait_for_source(frame, "spread:marker", "(d) => d.d_k[0] === 512")
         assert_shows_weights_of(frame, Settings(d_k=512, scaling="none", seed=3, **DEFAULT))
-        assert frame.evaluate("document.documentElement.scrollWidth") <= 640  # the iframe's width
+        assert frame.evaluate("document.documentElement.scrollWidth") <= 640  # the frame's width
+        # The frame fits its content: no inner scrolling, and not much empty space.
+        content = frame.evaluate("document.documentElement.scrollHeight")
+        assert content <= height, (content, height)
+        assert content >= 0.85 * height, (content, height)
+        assert frame.locator("canvas:visible").count() == 2
+        assert frame.get_by_role("link", name="Open the full Attention Scaling Lab").count() == 1
     assert offline.outside[already_outside:] == []
     assert console.errors == []
 

@@ -1,0 +1,179 @@
+"""The page's words: captions, explainer, colour key and text summaries.
+
+Every formula on the page is the TeX constant that sits beside the function
+computing it (``app.theory``, ``app.softmax``, ``app.simulation``), so a
+caption cannot drift from the code. Every number in a summary is read from
+the simulation now on screen.
+"""
+
+import html
+
+import numpy as np
+
+from app import softmax, theory
+from app.plots import MARKER_SYMBOLS, RULE_COLORS, RULE_LABELS, RULE_MARKERS, RULE_NAMES
+from app.simulation import (
+    MAX_WEIGHT_TEX,
+    QUERY_GRAD_TEX,
+    SCALING_RULES,
+    SOFTMAX_TEX,
+    Settings,
+)
+
+# One per view: (title shown above the caption is the figure's own; caption, formula).
+CAPTIONS = {
+    "histogram": (
+        "Every score q·k of the current draw (grey: unscaled, colour: after the rule). "
+        "Unscaled, the scores spread as √d_k; the scaling rule brings them back. "
+        "Dashed: the Gaussian of the theory's spread.",
+        rf"{theory.DOT_VARIANCE_TEX},\quad {theory.LOGIT_STD_TEX}",
+    ),
+    "spread": (
+        "Spread of the logits against d_k. Dividing by √d_k and QK-norm keep it flat; "
+        "without scaling it grows as √d_k, and ÷ d_k shrinks it. Above the dotted line, "
+        "a handful of keys take most of each row's weight.",
+        rf"{theory.LOGIT_STD_TEX},\qquad {theory.COLLAPSE_THRESHOLD_TEX}",
+    ),
+    "max_weight": (
+        "The largest weight in each query's row: near 1 means attention looks at one key only.",
+        MAX_WEIGHT_TEX,
+    ),
+    "entropy": (
+        "How spread out each row is: 1 is uniform, 0 is one-hot. Dashed: small-spread theory.",
+        rf"H/\ln\,n,\qquad {theory.SMALL_SPREAD_ENTROPY_TEX}",
+    ),
+    "saturated": (
+        "Share of rows whose largest weight exceeds 0.99. Dashed: the Gaussian model's "
+        "share, computed exactly (rows saturate once their top logit beats the runner-up "
+        "by ln 99).",
+        theory.SATURATED_SHARE_TEX,
+    ),
+    "heatmap": (
+        "The attention weights, one row per query, on a log colour scale: an even mid-tone "
+        "row is near-uniform (1/n each), a single bright cell on black is one-hot.",
+        SOFTMAX_TEX,
+    ),
+    "jacobian": (
+        "How much the weights can still move when the logits do. It collapses as rows "
+        "saturate. Dotted: its value for uniform weights.",
+        rf"{softmax.JACOBIAN_TEX};\quad {theory.UNIFORM_JACOBIAN_TEX}\ \text{{when uniform}}",
+    ),
+    "query_grad": (
+        "The gradient that reaches the query (and so W_Q) is J times the keys (c/T) K. "
+        "Without scaling the keys grow as √d_k while J collapses: the gradient first grows, "
+        "then collapses, and it spreads over orders of magnitude across rows (some huge, "
+        "most near zero): unstable, not simply small.",
+        QUERY_GRAD_TEX,
+    ),
+}
+
+EXPLAINER = """
+**Why scale at all?** A logit is a dot product q·k = Σ q_i k_i of d_k terms. With
+independent components of variance v, the variances add: Var(q·k) = d_k v². At
+d_k = 512 and v = 1 the logits have a standard deviation of about 23, and a softmax of
+numbers that far apart puts almost all its weight on the largest one.
+
+**What happens without it?** The rows go one-hot (the heatmap turns into single bright
+cells), their entropy drops to 0, and the softmax Jacobian diag(p) − p pᵀ collapses with
+them. The gradient that reaches the query, and so W_Q, is that Jacobian times the keys,
+(c/T) K, and unscaled keys grow as √d_k. So as d_k grows the query gradient first
+*grows* (at d_k = 64 it is several times the scaled one), then collapses, and it spreads
+over many orders of magnitude across rows: a few near-ties get huge gradients, most rows
+almost none. Training becomes unstable, not just slow. Switch the rule to *none* and
+drag d_k up to watch it happen.
+
+**Why the square root and not another power?** Dividing by √d_k is exactly what keeps
+the spread at v whatever d_k is (Vaswani et al. 2017, footnote 4). Dividing by d_k
+(as in μP) over-corrects: the spread shrinks as 1/√d_k and every row fades to uniform.
+*QK-norm* layer-normalises q and k first, which keeps the spread near 1 whatever d_k
+and the variance.
+"""
+
+
+def rule_key_label(rule: str) -> str:
+    """A rule's name with its marker symbol, as on the colour key's buttons."""
+    return f"{MARKER_SYMBOLS[RULE_MARKERS[rule]]} {RULE_LABELS[rule]}"
+
+
+def key_css() -> str:
+    """Colours the colour key's buttons by rule (the buttons follow SCALING_RULES)."""
+    return "\n".join(
+        f".bk-btn-group > .bk-btn:nth-child({i + 1}) {{ color: {RULE_COLORS[rule]}; "
+        f"border-color: {RULE_COLORS[rule]}; }}\n"
+        f".bk-btn-group > .bk-btn:nth-child({i + 1}).bk-active {{ background: "
+        f"{RULE_COLORS[rule]}22; font-weight: 600; }}"
+        for i, rule in enumerate(SCALING_RULES)
+    )
+
+
+KEY_NOTE = (
+    "Colour and marker = scaling rule, the same in every plot; press a rule to hide or "
+    "show its curves. Solid line: median over the query rows of one draw; shaded band: "
+    "10th to 90th percentile of the rows; dashed: theory; dotted: thresholds; "
+    "★: the current setting."
+)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def summaries(settings: Settings, snap, unscaled, med, share, curves) -> dict[str, str]:
+    """One plain-text sentence of current numbers per view, for screen readers."""
+    s = settings
+    rule = s.scaling
+    predicted = float(theory.logit_std(rule, s.d_k, s.variance, s.temperature))
+    raw = float(theory.logit_std("none", s.d_k, s.variance, s.temperature))
+    c = curves[rule]
+    at = f"At d_k = {s.d_k} with rule {RULE_NAMES[rule]}"
+    spread_law = "theory: spread = c √d_k v / T"
+    i = int(np.searchsorted(c["d_k"], s.d_k))
+    unscaled_curves, scaled_grad = curves["none"], curves["sqrt"]["query_grad_norm"]
+    grad = unscaled_curves["query_grad_norm"]
+    peak = int(np.argmax(grad))
+    decades = np.log10(
+        unscaled_curves["query_grad_norm_p90"][-1]
+        / max(unscaled_curves["query_grad_norm_p10"][-1], 1e-300)
+    )
+    share_theory = float(
+        theory.saturated_share(rule, np.array([s.d_k]), s.variance, s.temperature, s.n_keys)[0]
+    )
+    return {
+        "histogram": f"{at}: logits std {_fmt(float(snap.logits.std()))} ({spread_law} = "
+        f"{_fmt(predicted)}); unscaled scores std {_fmt(float(unscaled.std()))} "
+        f"(theory: {_fmt(raw)}).",
+        "spread": f"{at}: median row std {_fmt(med['logit_std'])} ({spread_law} = "
+        f"{_fmt(predicted)}). Collapse threshold √(2 ln n) = "
+        f"{_fmt(theory.collapse_threshold(s.n_keys))}. Over d_k = 1 to 1024 the median spread "
+        f"goes from {_fmt(c['logit_std'][0])} to {_fmt(c['logit_std'][-1])}.",
+        "max_weight": f"{at}: median max weight {_fmt(med['max_weight'])}; at d_k = 1024 it is "
+        + ", ".join(f"{RULE_NAMES[r]} {_fmt(curves[r]['max_weight'][-1])}" for r in SCALING_RULES)
+        + ".",
+        "entropy": f"{at}: median H / ln n = {_fmt(med['normalized_entropy'])}.",
+        "saturated": f"{at}: {share:.0%} of rows are saturated"
+        + (f" (Gaussian model: at most {share_theory:.0%})" if np.isfinite(share_theory) else "")
+        + "; at d_k = 1024, "
+        + ", ".join(
+            f"{RULE_NAMES[r]} {curves[r]['saturated_share'][-1]:.0%}" for r in SCALING_RULES
+        )
+        + ".",
+        "heatmap": f"{snap.weights.shape[0]} queries by {snap.weights.shape[1]} keys; the "
+        f"median row puts {_fmt(med['max_weight'])} of its weight on one key (uniform: "
+        f"{_fmt(1 / s.n_keys)}).",
+        "jacobian": f"{at}: median ‖J‖_F = {_fmt(med['jacobian_norm'])} (uniform weights give "
+        f"√(n−1)/n = {_fmt(theory.uniform_jacobian_norm(s.n_keys))}).",
+        "query_grad": f"{at}: median ‖dp/dq‖_F = {_fmt(med['query_grad_norm'])}, 80% of rows "
+        f"between {_fmt(c['query_grad_norm_p10'][i])} and {_fmt(c['query_grad_norm_p90'][i])}. "
+        f"Without scaling the median peaks at d_k = {int(unscaled_curves['d_k'][peak])} "
+        f"({_fmt(grad[peak])}) and is {_fmt(grad[-1])} at d_k = 1024, where the rows span "
+        f"{decades:.0f} orders of magnitude; with ÷ √d_k it stays between "
+        f"{_fmt(scaled_grad.min())} and {_fmt(scaled_grad.max())}.",
+    }
+
+
+def summary_html(titles: dict[str, str], lines: dict[str, str], views) -> str:
+    """The summaries of ``views`` as one HTML list, each headed by its figure's title."""
+    items = "".join(
+        f"<li><b>{html.escape(titles[key])}:</b> {html.escape(lines[key])}</li>" for key in views
+    )
+    return f"<ul>{items}</ul>"

@@ -1,0 +1,100 @@
+"""The page's words against the code: every formula and claim must be true."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from app import theory
+from app.captions import CAPTIONS, EXPLAINER, summaries
+from app.scenario import VIEWS
+from app.simulation import SCALING_RULES, Settings, row_metrics, saturated_share, simulate, sweep
+
+POWERS = [2**i for i in range(11)]
+
+
+def evaluate_tex(tex: str, **names) -> float:
+    """The value of a simple TeX formula (sqrt, ln, fractions with /, thin-space products)."""
+    python = tex.split("=")[-1]
+    for pattern, replacement in [
+        (r"\\sqrt\{", "sqrt("),
+        (r"(\w)\\ln\\,", r"\1*log "),
+        (r"\\ln\\,", "log "),
+        (r"\\,/\\,", "/"),
+        (r"\\,", "*"),
+        (r"\}", ")"),
+    ]:
+        python = re.sub(pattern, replacement, python)
+    python = re.sub(r"log (\w+)", r"log(\1)", python)
+    return eval(python, {"sqrt": math.sqrt, "log": math.log}, names)
+
+
+@pytest.mark.parametrize("n", [2, 64, 1024])
+def test_the_jacobian_caption_gives_the_uniform_norm_the_code_computes(n):
+    assert theory.UNIFORM_JACOBIAN_TEX in CAPTIONS["jacobian"][1]
+    assert evaluate_tex(theory.UNIFORM_JACOBIAN_TEX, n=n) == pytest.approx(
+        theory.uniform_jacobian_norm(n), rel=1e-15
+    )
+    assert evaluate_tex(theory.UNIFORM_JACOBIAN_TEX, n=64) == pytest.approx(0.124, abs=5e-4)
+
+
+def test_the_spread_formulas_are_what_the_code_computes():
+    assert theory.LOGIT_STD_TEX in CAPTIONS["spread"][1]
+    for rule in ("none", "sqrt", "linear"):
+        for d_k in (1, 64, 1000):
+            c = 1.0 if rule == "none" else d_k**-0.5 if rule == "sqrt" else 1 / d_k
+            shown = evaluate_tex(theory.LOGIT_STD_TEX, c=c, d_k=d_k, v=1.5, T=0.5)
+            assert shown == pytest.approx(float(theory.logit_std(rule, d_k, 1.5, 0.5)))
+    assert theory.COLLAPSE_THRESHOLD_TEX in CAPTIONS["spread"][1]
+    assert evaluate_tex(theory.COLLAPSE_THRESHOLD_TEX, n=64) == pytest.approx(
+        theory.collapse_threshold(64)
+    )
+
+
+def test_the_spread_caption_names_exactly_the_rules_that_stay_flat():
+    """'Dividing by √d_k and QK-norm keep it flat' against the simulated spreads."""
+    curves = sweep(Settings(d_k=1, variance=1.0, scaling="sqrt"), POWERS)
+    flat = {
+        rule
+        for rule in SCALING_RULES
+        if np.ptp(np.log(curves[rule]["logit_std"][2:])) < np.log(1.5)  # d_k >= 4
+    }
+    assert flat == {"sqrt", "qk_norm"}
+    caption = CAPTIONS["spread"][0]
+    assert "Dividing by √d_k and QK-norm keep it flat" in caption
+    assert "Only" not in caption
+
+
+def test_every_view_has_a_caption_and_no_internal_numbering():
+    assert set(CAPTIONS) == set(VIEWS)
+    settings = Settings(d_k=512, variance=1.0, scaling="none")
+    snap = simulate(settings)
+    unscaled = snap.q @ snap.k.T
+    medians = {name: float(np.median(v)) for name, v in row_metrics(snap).items()}
+    lines = summaries(
+        settings,
+        snap,
+        unscaled,
+        medians,
+        float(saturated_share(snap.max_weight)),
+        sweep(settings, POWERS),
+    )
+    assert set(lines) == set(VIEWS)
+    words = [EXPLAINER, *lines.values(), *(c for pair in CAPTIONS.values() for c in pair)]
+    for text in words:
+        assert not re.search(r"\bF\d\b|DESIGN", text), text
+    assert "theory: spread = c √d_k v / T" in lines["histogram"]
+
+
+def test_the_gradient_summary_reports_the_rise_the_collapse_and_the_spread():
+    settings = Settings(d_k=64, variance=1.0, scaling="none")
+    curves = sweep(settings, POWERS)
+    snap = simulate(settings)
+    medians = {name: float(np.median(v)) for name, v in row_metrics(snap).items()}
+    line = summaries(settings, snap, snap.q @ snap.k.T, medians, 0.0, curves)["query_grad"]
+    grad = curves["none"]["query_grad_norm"]
+    peak = POWERS[int(np.argmax(grad))]
+    assert f"peaks at d_k = {peak}" in line
+    assert f"is {grad[-1]:.3g} at d_k = 1024" in line
+    assert "orders of magnitude" in line
