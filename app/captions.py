@@ -11,7 +11,7 @@ import html
 import numpy as np
 
 from app import softmax, theory
-from app.plots import MARKER_SYMBOLS, RULE_COLORS, RULE_LABELS, RULE_MARKERS, RULE_NAMES
+from app.plots import MARKER_SYMBOLS, RULE_COLORS, RULE_MARKERS, RULE_NAMES
 from app.simulation import (
     MAX_WEIGHT_TEX,
     QUERY_GRAD_TEX,
@@ -40,7 +40,7 @@ CAPTIONS = {
     ),
     "entropy": (
         "How spread out each row is: 1 is uniform, 0 is one-hot. Dashed: small-spread theory.",
-        rf"H/\ln\,n,\qquad {theory.SMALL_SPREAD_ENTROPY_TEX}",
+        rf"H/\ln\ n,\qquad {theory.SMALL_SPREAD_ENTROPY_TEX}",
     ),
     "saturated": (
         "Share of rows whose largest weight exceeds 0.99. Dashed: the Gaussian model's "
@@ -92,17 +92,19 @@ and the variance.
 
 def rule_key_label(rule: str) -> str:
     """A rule's name with its marker symbol, as on the colour key's buttons."""
-    return f"{MARKER_SYMBOLS[RULE_MARKERS[rule]]} {RULE_LABELS[rule]}"
+    return f"{MARKER_SYMBOLS[RULE_MARKERS[rule]]} {RULE_NAMES[rule]}"
 
 
 def key_css() -> str:
     """Colours the colour key's buttons by rule (the buttons follow SCALING_RULES)."""
-    return "\n".join(
-        f".bk-btn-group > .bk-btn:nth-child({i + 1}) {{ color: {RULE_COLORS[rule]}; "
-        f"border-color: {RULE_COLORS[rule]}; }}\n"
-        f".bk-btn-group > .bk-btn:nth-child({i + 1}).bk-active {{ background: "
-        f"{RULE_COLORS[rule]}22; font-weight: 600; }}"
-        for i, rule in enumerate(SCALING_RULES)
+    return ".bk-btn-group { display: grid !important; grid-template-columns: 1fr 1fr; }\n" + (
+        "\n".join(
+            f".bk-btn-group > .bk-btn:nth-child({i + 1}) {{ color: {RULE_COLORS[rule]}; "
+            f"border-color: {RULE_COLORS[rule]}; }}\n"
+            f".bk-btn-group > .bk-btn:nth-child({i + 1}).bk-active {{ background: "
+            f"{RULE_COLORS[rule]}22; font-weight: 600; }}"
+            for i, rule in enumerate(SCALING_RULES)
+        )
     )
 
 

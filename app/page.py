@@ -62,7 +62,7 @@ assert set(CAPTIONS) == set(VIEWS)
 # The embed layout's height at an iframe width of 480 to 960 px (one column of
 # views): the controls and the link back, then one card per view. Measured on
 # the built site; the browser test checks the frame neither scrolls nor gapes.
-EMBED_HEIGHT = {"base": 380, "per_view": 470}
+EMBED_HEIGHT = {"base": 500, "per_view": 420}
 
 # Controls beside the views at desktop widths; above them, sticky and compact,
 # on narrower screens; in the embed layout, simply above them.
@@ -77,7 +77,10 @@ BODY_CSS = """
     border-right: 1px solid #e3e3e3; }
 }
 :host(.lab-embed) > .lab-controls { position: static; max-height: none; box-shadow: none;
-  border-right: 0; }
+  border-right: 0; display: grid !important; grid-template-columns: minmax(0, 1fr); }
+@media (min-width: 480px) {
+  :host(.lab-embed) > .lab-controls { grid-template-columns: repeat(2, minmax(0, 1fr)); }
+}
 :host(.lab-embed) { grid-template-columns: minmax(0, 1fr) !important; }
 """
 FOCUS_CSS = """
@@ -153,7 +156,9 @@ class Scenario(param.Parameterized):
     n_keys = param.Selector(default=DEFAULTS["n_keys"], objects=N_KEYS_OPTIONS)
     temperature = param.Number(DEFAULTS["temperature"], bounds=TEMPERATURE_RANGE)
     seed = param.Integer(DEFAULTS["seed"], bounds=SEED_RANGE)
-    views = param.List(default=list(VIEWS), doc="The views shown; a subset is the embed layout.")
+    views = param.List(
+        default=None, allow_None=True, doc="The views of the embed layout; None: the full page."
+    )
 
     def settings(self) -> Settings:
         return Settings(**{name: getattr(self, name) for name in FIELDS})
@@ -178,7 +183,7 @@ class AttentionLab(pn.viewable.Viewer):
         if sys.platform == "emscripten" and location is not None:
             # The worker learns the page's URL after it has rendered: the location
             # message sets href (and search, if any), then the link's scenario applies.
-            location.param.watch(lambda _: self._go_live(), ["href", "search"])
+            location.param.watch(lambda *_: self._go_live(), ["href", "search"])
             return
         if location is not None:
             location.param.watch(lambda _: self._read_url(), "search")
@@ -233,7 +238,6 @@ class AttentionLab(pn.viewable.Viewer):
             options={rule_key_label(r): r for r in SCALING_RULES},
             value=list(SCALING_RULES),
             button_type="default",
-            orientation="vertical",
             sizing_mode="stretch_width",
             stylesheets=[key_css(), FOCUS_CSS],
         )
@@ -272,7 +276,7 @@ class AttentionLab(pn.viewable.Viewer):
 
     def _show_summary(self):
         titles = {key: fig.title.text for key, fig in self.plots.figures.items()}
-        self.summary.text = summary_html(titles, self._lines, self.scenario.views)
+        self.summary.text = summary_html(titles, self._lines, self.scenario.views or VIEWS)
 
     # --- URL -----------------------------------------------------------------------------
 
@@ -357,16 +361,21 @@ class AttentionLab(pn.viewable.Viewer):
             self.embed_code,
             sizing_mode="stretch_width",
         )
+        group = {"sizing_mode": "stretch_width", "margin": 0}
         self.controls = pn.Column(
-            pn.pane.Markdown("**Scaling rule** (c in softmax(c Q Kᵀ / T))", margin=(0, 10)),
-            w["scaling"],
-            w["d_k"],
-            w["n_keys"],
-            w["variance"],
-            w["temperature"],
-            pn.Row(w["seed"], self.new_draw, sizing_mode="stretch_width"),
-            pn.pane.Markdown("**Curves shown** (press to hide a rule)", margin=(5, 10, 0, 10)),
-            self.shown_rules,
+            pn.Column(
+                pn.pane.Markdown("**Scaling rule** (c in softmax(c Q Kᵀ / T))", margin=(0, 10)),
+                w["scaling"],
+                **group,
+            ),
+            pn.Column(w["d_k"], w["n_keys"], **group),
+            pn.Column(w["variance"], w["temperature"], **group),
+            pn.Column(
+                pn.Row(w["seed"], self.new_draw, **group),
+                pn.pane.Markdown("**Curves shown** (press to hide a rule)", margin=(5, 10, 0, 10)),
+                self.shown_rules,
+                **group,
+            ),
             self.share,
             SliderNames(width=0, height=0, margin=0),
             sizing_mode="stretch_width",
@@ -374,16 +383,13 @@ class AttentionLab(pn.viewable.Viewer):
             name="lab-controls",
         )
         self.cards = {key: self._card(key) for key in VIEWS}
+        self.grid = pn.Column(*self.cards.values(), sizing_mode="stretch_width", styles=_grid(420))
         self.full_lab_link = pn.pane.HTML(
             "", visible=False, margin=(0, 10), styles=SMALL, name="full-lab"
         )
         views = pn.Column(
             pn.pane.Markdown(KEY_NOTE, sizing_mode="stretch_width", styles=SMALL),
-            pn.Column(
-                *self.cards.values(),
-                sizing_mode="stretch_width",
-                styles=_grid(420),
-            ),
+            self.grid,
             self.full_lab_link,
             pn.pane.Markdown("### The plots in numbers", margin=(0, 10)),
             pn.pane.Bokeh(self.summary, sizing_mode="stretch_width"),
@@ -425,19 +431,27 @@ class AttentionLab(pn.viewable.Viewer):
         return pn.Column(
             pn.pane.Bokeh(self.plots.figures[key], sizing_mode="stretch_width"),
             pn.pane.Markdown(caption, sizing_mode="stretch_width", margin=(0, 10)),
-            pn.pane.LaTeX(f"${formula}$", sizing_mode="stretch_width", margin=(0, 10)),
+            pn.pane.LaTeX(
+                f"${formula}$",
+                sizing_mode="stretch_width",
+                margin=(0, 10),
+                styles={"overflow-x": "auto"},  # a long formula scrolls on a phone
+            ),
             sizing_mode="stretch_width",
             name=f"view:{key}",
         )
 
     def _show_views(self, event):
-        """Show the chosen views; a subset is the embed layout (no explainer, no sharing)."""
-        views = set(event.new)
-        embed = views != set(VIEWS)
+        """Show the chosen views in the embed layout (no explainer, no sharing)."""
+        embed = event.new is not None
+        views = set(event.new or VIEWS)
         for key, card in self.cards.items():
             card.visible = key in views
         self.header.visible = self.share.visible = not embed
         self.body.css_classes = ["lab-body", "lab-embed"] if embed else ["lab-body"]
+        # One column of views when embedded: the frame's height then hardly depends on
+        # its width, so the embed code's height fits (EMBED_HEIGHT).
+        self.grid.styles = _grid(10_000 if embed else 420)
         full = "?" + urlencode(
             {k: v for k, v in write_query(self.scenario.param.values()).items() if k != "views"}
         )

@@ -30,12 +30,6 @@ from app.simulation import SCALING_RULES, Snapshot
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
 RULE_COLORS = {"none": "#D55E00", "sqrt": "#0072B2", "linear": "#009E73", "qk_norm": "#CC79A7"}
 RULE_NAMES = {"none": "none", "sqrt": "÷ √d_k", "linear": "÷ d_k", "qk_norm": "QK-norm"}
-RULE_LABELS = {
-    "none": "none (c = 1)",
-    "sqrt": "÷ √d_k (c = 1/√d_k)",
-    "linear": "÷ d_k (c = 1/d_k)",
-    "qk_norm": "QK-norm (c = 1/√d_k)",
-}
 RULE_MARKERS = {"none": "square", "sqrt": "circle", "linear": "triangle", "qk_norm": "diamond"}
 MARKER_SYMBOLS = {"square": "■", "circle": "●", "triangle": "▲", "diamond": "◆"}
 RAW_COLOR = "#999999"

@@ -22,8 +22,8 @@ VARIANCE_RANGE = (0.1, 4.0)
 TEMPERATURE_RANGE = (0.1, 4.0)
 SEED_RANGE = (0, 2**32 - 1)
 
-# The page's views, in page order; ``?views=spread,heatmap`` shows only those
-# (the embed layout a course page uses).
+# The page's views, in page order; ``?views=spread,heatmap`` is the embed layout
+# (what a course page's iframe shows): the controls and those views only.
 VIEWS = (
     "histogram",
     "spread",
@@ -84,15 +84,14 @@ def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:
 def write_query(values: dict) -> dict[str, str]:
     """Query parameters that ``read_query`` maps back to ``values``.
 
-    ``views`` is written only when it is a strict subset of ``VIEWS``.
+    ``views`` (the embed layout) is written when it is set.
     """
     query = {
         name: f"{values[name]:g}" if isinstance(values[name], float) else str(values[name])
         for name in FIELDS
     }
-    views = tuple(values.get("views") or VIEWS)
-    if set(views) != set(VIEWS):
-        query["views"] = ",".join(views)
+    if values.get("views"):
+        query["views"] = ",".join(values["views"])
     return query
 
 

@@ -45,7 +45,7 @@ def pooled_excess_kurtosis(d_k):
     return 6.0 / np.asarray(d_k, dtype=float)
 
 
-SMALL_SPREAD_ENTROPY_TEX = r"\mathbb{E}[H] \approx \ln\,n - s^2/2\ \ (s \lesssim 1)"
+SMALL_SPREAD_ENTROPY_TEX = r"\mathbb{E}[H] \approx \ln\ n - s^2/2\ \ (s \lesssim 1)"
 
 
 def small_spread_entropy(spread, n_keys: int):
@@ -53,7 +53,7 @@ def small_spread_entropy(spread, n_keys: int):
     return np.log(n_keys) - np.asarray(spread, dtype=float) ** 2 / 2
 
 
-COLLAPSE_THRESHOLD_TEX = r"s_c = \sqrt{2\ln\,n}"
+COLLAPSE_THRESHOLD_TEX = r"s_c = \sqrt{2\ln\ n}"
 
 
 def collapse_threshold(n_keys: int) -> float:
@@ -200,9 +200,8 @@ def qk_norm_gaussian_from(n_keys: int) -> int:
 
 
 SATURATED_SHARE_TEX = (
-    r"\Pr\!\left[\max_j p_j > 0.99\right] \le \mathbb{E}_q\!\left[n\int \varphi(x)\,"
-    r"\Phi\!\left(x - \frac{\ln 99}{s_q}\right)^{n-1} dx\right],\quad"
-    r" s_q = \frac{c\,\lVert q\rVert\sqrt{v}}{T}"
+    r"\Pr[\max_j p_j > 0.99] \le \mathbb{E}_q\,n\!\int\!\varphi(x)\,"
+    r"\Phi(x - \ln\ 99/s_q)^{n-1}dx,\ \ s_q = c\,\lVert q\rVert\sqrt{v}/T"
 )
 
 

@@ -19,8 +19,8 @@ def evaluate_tex(tex: str, **names) -> float:
     python = tex.split("=")[-1]
     for pattern, replacement in [
         (r"\\sqrt\{", "sqrt("),
-        (r"(\w)\\ln\\,", r"\1*log "),
-        (r"\\ln\\,", "log "),
+        (r"(\w)\\ln\\ ", r"\1*log "),
+        (r"\\ln\\ ", "log "),
         (r"\\,/\\,", "/"),
         (r"\\,", "*"),
         (r"\}", ")"),

@@ -123,7 +123,10 @@ def test_url_parameters_open_that_scenario(open_page):
     settings = Settings(d_k=512, scaling="none", variance=2.0, n_keys=32, temperature=0.5, seed=7)
     np.testing.assert_array_equal(read_heatmap(page), simulate(settings).weights)
     assert page.locator("text=d_k (key dimension): 512").count() == 1
-    assert page.get_by_role("button", name="none", exact=True).get_attribute("class").count("active") == 1
+    assert (
+        page.get_by_role("button", name="none", exact=True).get_attribute("class").count("active")
+        == 1
+    )
     assert not page.locator("text=was ignored").is_visible()
 
 

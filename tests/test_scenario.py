@@ -70,6 +70,7 @@ def test_views_pick_the_embed_layout_in_page_order():
     values, notices = read_query({"views": " heatmap , spread"})
     assert values == {"views": ("spread", "heatmap")} and notices == []
     assert write_query({**DEFAULTS, "views": ("spread", "heatmap")})["views"] == "spread,heatmap"
-    assert "views" not in write_query({**DEFAULTS, "views": VIEWS})  # all views: the full page
+    assert "views" not in write_query(DEFAULTS)  # no views: the full page
+    assert write_query({**DEFAULTS, "views": VIEWS})["views"] == ",".join(VIEWS)
     round_trip = {**DEFAULTS, "views": ("entropy",)}
     assert read_query(write_query(round_trip)) == (round_trip, [])

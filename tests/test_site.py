@@ -7,6 +7,7 @@ page needs nothing from outside the machine.
 """
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from browser import (
 from playwright.sync_api import sync_playwright
 
 import build
+from app import theory
 from app.simulation import Settings, simulate
 
 BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here
@@ -72,13 +74,15 @@ def http_errors(page) -> list:
 
 def wait_until_ready(page_or_frame):
     """Wait for the status bar to leave "loading"; it must say ready, not failed."""
-    page_or_frame.wait_for_function(f"() => {STATUS} !== 'loading'", timeout=BOOT_TIMEOUT)
+    page_or_frame.wait_for_function(
+        f"() => ['ready', 'failed'].includes({STATUS})", timeout=BOOT_TIMEOUT
+    )
     state = page_or_frame.evaluate(STATUS)
     assert state == "ready", page_or_frame.locator("#lab-status").inner_text()
 
 
 PRERENDERED_SLIDERS_DISABLED = """() => {
-  const sliders = Bokeh.documents[0].all_models.filter(
+  const sliders = [...Bokeh.documents[0].all_models].filter(
     (m) => m.constructor.__name__ === 'Slider');
   return sliders.length > 0 && sliders.every((m) => m.disabled);
 }"""
@@ -189,10 +193,199 @@ def test_a_course_page_embeds_the_views_a_teacher_picked(offline, site_url, tmp_
         content = frame.evaluate("document.documentElement.scrollHeight")
         assert content <= height, (content, height)
         assert content >= 0.85 * height, (content, height)
-        assert frame.locator("canvas:visible").count() == 2
+        shown = frame.evaluate(
+            f"({MODELS_JS})('Column').filter((m) => m.name.startsWith('view:') && m.visible)"
+            ".map((m) => m.name)"
+        )
+        assert shown == ["view:spread", "view:heatmap"]
         assert frame.get_by_role("link", name="Open the full Attention Scaling Lab").count() == 1
     assert offline.outside[already_outside:] == []
     assert console.errors == []
+
+
+# Every model of the newest (live) Bokeh document of a given type name.
+MODELS_JS = """(type) => [...[...Bokeh.documents].at(-1).all_models].filter(
+  (m) => m.constructor.__name__ === type)"""
+
+
+def active_element_js(body: str) -> str:
+    """JS that finds the focused element through shadow roots and returns ``body``."""
+    return (
+        "() => { let a = document.activeElement;"
+        " while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;"
+        f" return {body}; }}"
+    )
+
+
+def in_viewport(page, locator) -> bool:
+    box = locator.bounding_box()
+    height = page.viewport_size["height"]
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
+
+
+def test_reading_the_page_on_a_desktop(offline, site_url, output_dir):
+    """No legend over the data, one key that hides a rule everywhere, controls always in
+    view, formulas with spaced operators, readable tick labels."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url)
+    wait_until_ready(page)
+    assert page.evaluate(f"({MODELS_JS})('Legend').length") == 0
+    toolbars = page.evaluate(
+        f"({MODELS_JS})('Figure').map((f) => f.toolbar_location)"
+    )  # beside the plot: never over its title at phone width
+    assert len(toolbars) == 8 and set(toolbars) == {"right"}
+
+    hidden_js = f"""() => ({MODELS_JS})('GlyphRenderer')
+      .filter((r) => r.data_source.name === 'spread:none').map((r) => r.visible)"""
+    assert page.evaluate(hidden_js) == [True, True, True]  # band, line, markers
+    page.get_by_role("button", name="■ none").click()
+    page.wait_for_function(f"() => ({hidden_js})().every((v) => !v)")
+    page.get_by_role("button", name="■ none").click()
+    page.wait_for_function(f"() => ({hidden_js})().every((v) => v)")
+
+    # Reading the last plot, the controls are still on screen.
+    page.get_by_text(
+        "The gradient that reaches the query (and so W_Q)"
+    ).scroll_into_view_if_needed()
+    assert in_viewport(page, page.get_by_role("slider", name="d_k (key dimension)"))
+    page.screenshot(path=output_dir / "site-desktop-scrolled.png")
+
+    # "ln n" keeps a space between the function and its argument (MathML drops \,).
+    spacing = page.evaluate("""() => {
+      const found = [];
+      const walk = (root) => {
+        for (const el of root.querySelectorAll('*')) {
+          if (el.tagName.toLowerCase() === 'mi' && el.textContent === 'ln') {
+            let next = el.nextElementSibling;
+            if (next?.textContent === '\u2061') next = next.nextElementSibling;
+            found.push(next?.tagName.toLowerCase());
+          }
+          if (el.shadowRoot) walk(el.shadowRoot);
+        }
+      };
+      walk(document);
+      return found;
+    }""")
+    assert len(spacing) >= 4 and set(spacing) <= {"mtext", "mspace"}, spacing
+
+    formatters = f"({MODELS_JS})('CustomJSTickFormatter')"
+    labels = page.evaluate(
+        f"() => {formatters}.filter((f) => f.code.includes('toPrecision(3)'))"
+        ".map((f) => f.compute(0.0012) + ' ' + f.compute(25) + ' ' + f.compute(3.5e-6))"
+    )
+    assert labels and set(labels) == {"0.0012 25 3.5e-6"}
+    assert console.errors == []
+
+
+def test_the_controls_stay_in_reach_on_a_phone(offline, site_url, output_dir):
+    page = offline.new_page()
+    page.set_viewport_size({"width": 375, "height": 740})
+    page.goto(site_url)
+    wait_until_ready(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    page.get_by_text(
+        "The gradient that reaches the query (and so W_Q)"
+    ).scroll_into_view_if_needed()
+    d_k = page.get_by_role("slider", name="d_k (key dimension)")
+    assert in_viewport(page, d_k)
+    # Compact: the sticky controls leave most of the screen to the plots.
+    controls = page.evaluate(
+        "Bokeh.index.find_one([...Bokeh.documents].at(-1).get_model_by_name('lab-controls'))"
+        ".el.getBoundingClientRect().height"
+    )
+    assert controls <= 0.35 * 740
+    page.screenshot(path=output_dir / "site-phone-scrolled.png")
+
+
+def test_everyone_can_use_it_from_the_keyboard_and_a_screen_reader(offline, site_url):
+    page = offline.new_page()
+    page.goto(site_url + "?d_k=256")
+    wait_until_ready(page)
+    d_k = page.get_by_role("slider", name="d_k (key dimension)")
+    assert d_k.get_attribute("aria-valuetext") == "256"  # the value, not its exponent
+    names = [line.strip() for line in page.locator("body").aria_snapshot().splitlines()]
+    for name in (
+        'slider "d_k (key dimension)"',
+        'slider "n (number of keys)"',
+        'slider "variance v of q and k components"',
+        'slider "temperature T"',
+        'button "Why scale at all? Why the square root?"',
+    ):
+        assert any(line.startswith(f"- {name}") for line in names), name
+    d_k.press("ArrowRight")
+    page.wait_for_function("() => location.search.includes('d_k=512')")
+    assert d_k.get_attribute("aria-valuetext") == "512"
+
+    # A clear focus ring on the explainer's header and on the rule buttons.
+    outline = active_element_js(
+        "[getComputedStyle(a).outlineStyle, parseFloat(getComputedStyle(a).outlineWidth)]"
+    )
+    for control in (
+        page.get_by_role("button", name="Why scale at all? Why the square root?"),
+        page.get_by_role("button", name="none", exact=True),
+    ):
+        control.focus()
+        page.keyboard.press("Shift+Tab")
+        page.keyboard.press("Tab")  # keyboard focus, so :focus-visible applies
+        style, width = page.evaluate(outline)
+        assert style == "solid" and width >= 2
+
+    # From the top, the controls and the embed code come before any plot's toolbar.
+    page.get_by_role("heading", name="Attention Scaling Lab").click()
+    stops = []
+    while len(stops) < 60 and "Copy embed code" not in (stops or [""])[-1]:
+        page.keyboard.press("Tab")
+        stops.append(page.evaluate(active_element_js("a.textContent.trim()")))
+    assert "Copy embed code" in stops[-1] and len(stops) <= 30, stops
+
+
+def test_per_view_scales_show_the_shape_of_extreme_scenarios(offline, site_url):
+    """÷ d_k at d_k = 1024: logits 1024 times narrower than unscaled, rows nearly uniform."""
+    page = offline.new_page()
+    page.goto(site_url + "?d_k=1024&scaling=linear")
+    wait_until_ready(page)
+    colours = page.evaluate(f"({MODELS_JS})('LogColorMapper').map((m) => [m.low, m.high])")
+    assert colours == [[pytest.approx(0.1 / 64), 1.0]]  # uniform 1/n sits mid-scale
+    x_range = page.evaluate(
+        f"({MODELS_JS})('Figure').filter((f) => f.name === 'histogram')"
+        ".map((f) => [f.x_range.start, f.x_range.end])[0]"
+    )
+    spread = float(theory.logit_std("linear", 1024, 1.0))
+    measured = simulate(Settings(d_k=1024, scaling="linear", **DEFAULT)).logits.std()
+    assert x_range == [
+        pytest.approx(-4 * max(spread, measured)),
+        pytest.approx(4 * max(spread, measured)),
+    ]
+    notes = page.evaluate(f"({MODELS_JS})('Label').map((m) => m.text)")
+    assert any("1024× wider" in note or "wider" in note for note in notes), notes
+
+
+class SlowStylesheetHandler(build.SiteHandler):
+    """Serves stylesheets late and uncached, as a busy host does."""
+
+    def do_GET(self):
+        if self.path.split("?")[0].endswith(".css"):
+            time.sleep(0.5)  # the server's latency, not a wait in the test
+        super().do_GET()
+
+    def end_headers(self):
+        if self.path.split("?")[0].endswith(".css"):
+            self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+
+def test_ready_waits_for_the_live_text_to_be_shown(offline, site):
+    """Panel hides each live text pane until its stylesheets load: with slow stylesheets
+    the old status said ready while the runtime line was still hidden (innerText '')."""
+    with http_server(site, SlowStylesheetHandler) as url:
+        page = offline.new_page()
+        page.goto(url + "?d_k=256&scaling=none")
+        wait_until_ready(page)
+        runtime = page.locator("p", has_text="Computed in your browser").inner_text()
+        assert "numpy" in runtime
+        assert_shows_weights_of(page, Settings(d_k=256, scaling="none", seed=0, **DEFAULT))
+        page.close()
 
 
 class MissingFileHandler(build.SiteHandler):
