@@ -88,11 +88,9 @@ FOCUS_CSS = """
   outline: 3px solid #1f1f1f !important; outline-offset: 2px; }
 """
 # Slider handles get an accessible name (the slider's title) and their value as
-# text (2 ** exponent for d_k and n): Bokeh's noUiSlider leaves both out.
-SLIDER_NAMES_JS = """
-function label(model) {
-  return (model.title || '').trim();
-}
+# text (2 ** exponent for d_k and n), and a spinner's arrow buttons a name:
+# Bokeh leaves all three out.
+CONTROL_NAMES_JS = """
 function valueText(model, value) {
   const format = model.format;
   if (format && typeof format === 'object' && typeof format.compute === 'function') {
@@ -100,39 +98,48 @@ function valueText(model, value) {
   }
   return String(parseFloat(Number(value).toPrecision(6)));
 }
+function nameSlider(model, view) {
+  const update = () => {
+    for (const handle of view.slider_el.querySelectorAll('.noUi-handle')) {
+      handle.setAttribute('aria-label', (model.title || '').trim());
+      handle.setAttribute('aria-valuetext', valueText(model, model.value));
+    }
+  };
+  view._noUiSlider.on('update.labnames', update);
+  model.connect(model.change, update);
+  update();
+}
+function nameSpinner(model, view) {
+  view.btn_up_el.setAttribute('aria-label', `${model.title}: one more`);
+  view.btn_down_el.setAttribute('aria-label', `${model.title}: one less`);
+}
+const NAMERS = {Slider: nameSlider, Spinner: nameSpinner};
 function install(doc) {
   let missing = 0;
   for (const model of doc.all_models) {
-    if (model.constructor.__name__ !== 'Slider') continue;
+    const namer = NAMERS[model.constructor.__name__];
+    if (namer === undefined) continue;
     const view = window.Bokeh.index.find_one(model);
-    const slider = view?._noUiSlider;
-    if (slider == null) { missing += 1; continue; }
-    if (view.__named) continue;
-    view.__named = true;
-    const update = () => {
-      for (const handle of view.slider_el.querySelectorAll('.noUi-handle')) {
-        handle.setAttribute('aria-label', label(model));
-        handle.setAttribute('aria-valuetext', valueText(model, model.value));
-      }
-    };
-    slider.on('update.labnames', update);
-    model.connect(model.change, update);
-    update();
+    if (view == null || (view._noUiSlider ?? view.btn_up_el) == null) {
+      missing += 1;
+    } else if (!view.__named) {
+      view.__named = true;
+      namer(model, view);
+    }
   }
   return missing;
 }
 export function render({ model }) {
-  const doc = model.document;
-  const attempt = () => { if (install(doc) > 0) requestAnimationFrame(attempt); };
+  const attempt = () => { if (install(model.document) > 0) requestAnimationFrame(attempt); };
   requestAnimationFrame(attempt);
 }
 """
 
 
-class SliderNames(JSComponent):
-    """Invisible: names every slider handle and states its value for screen readers."""
+class ControlNames(JSComponent):
+    """Invisible: names every slider handle and spinner button, with slider values as text."""
 
-    _esm = SLIDER_NAMES_JS
+    _esm = CONTROL_NAMES_JS
 
 
 EMBED_JS = """
@@ -242,13 +249,14 @@ class AttentionLab(pn.viewable.Viewer):
             stylesheets=[key_css(), FOCUS_CSS],
         )
         self.shown_rules.param.watch(lambda e: self.plots.show_rules(e.new), "value")
+        self.shown_rules.disabled = True
 
     def _go_live(self):
         """Apply the link's scenario, then enable the controls and mark the page live."""
         self._read_url()
         if self.state.text == "live":
             return
-        for widget in [*self.widgets.values(), self.new_draw]:
+        for widget in self._until_live:
             widget.disabled = False
         self.state.text = "live"
 
@@ -329,7 +337,14 @@ class AttentionLab(pn.viewable.Viewer):
             options={self.plots.figures[key].title.text: key for key in VIEWS},
             value=["spread", "heatmap"],
             inline=False,
+            disabled=True,
         )
+        self._until_live = [
+            *self.widgets.values(),
+            self.new_draw,
+            self.shown_rules,
+            self.embed_views,
+        ]
         self.embed_code = pn.widgets.TextAreaInput(
             name="Embed code (the controls and the views you picked)",
             placeholder="Press the button for an <iframe> snippet of the current scenario.",
@@ -377,7 +392,7 @@ class AttentionLab(pn.viewable.Viewer):
                 **group,
             ),
             self.share,
-            SliderNames(width=0, height=0, margin=0),
+            ControlNames(width=0, height=0, margin=0),
             sizing_mode="stretch_width",
             css_classes=["lab-controls"],
             name="lab-controls",
