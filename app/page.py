@@ -83,6 +83,13 @@ BODY_CSS = """
 }
 :host(.lab-embed) { grid-template-columns: minmax(0, 1fr) !important; }
 """
+# Formulas are the browser's native MathML (KaTeX's MathML output; its HTML output
+# stays hidden and its fonts are never loaded). Bokeh's shadow roots set
+# `font-family: inherit` on every element, which in Firefox stops MathML from
+# drawing scripts smaller; the browser's own math font styles restore it. At
+# 1.3 em, scripts (0.71 of their base) stay above Firefox's 8 pt floor for
+# them, so they are the same size in every engine.
+MATH_CSS = "math { font-size: 1.3em; } math, math * { font-family: revert; }"
 FOCUS_CSS = """
 :focus-visible, .bk-btn:focus-visible, button:focus-visible, .card-header:focus-visible {
   outline: 3px solid #1f1f1f !important; outline-offset: 2px; }
@@ -110,8 +117,8 @@ function nameSlider(model, view) {
   update();
 }
 function nameSpinner(model, view) {
-  view.btn_up_el.setAttribute('aria-label', `${model.title}: one more`);
-  view.btn_down_el.setAttribute('aria-label', `${model.title}: one less`);
+  view.btn_up_el.setAttribute('aria-label', `increase ${model.title}`);
+  view.btn_down_el.setAttribute('aria-label', `decrease ${model.title}`);
 }
 const NAMERS = {Slider: nameSlider, Spinner: nameSpinner};
 function install(doc) {
@@ -451,6 +458,7 @@ class AttentionLab(pn.viewable.Viewer):
                 sizing_mode="stretch_width",
                 margin=(0, 10),
                 styles={"overflow-x": "auto"},  # a long formula scrolls on a phone
+                stylesheets=[MATH_CSS],
             ),
             sizing_mode="stretch_width",
             name=f"view:{key}",

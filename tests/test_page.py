@@ -162,7 +162,7 @@ def test_every_control_works_from_the_keyboard(open_page):
     ]:
         press_key_on_slider(page, index, key)
         page.wait_for_url(f"**{field}**", timeout=10_000)
-    seed = page.get_by_label("seed")
+    seed = page.get_by_role("textbox", name="seed")
     seed.fill("42")
     seed.press("Enter")
     page.wait_for_url("**seed=42**", timeout=10_000)

@@ -311,8 +311,8 @@ def test_everyone_can_use_it_from_the_keyboard_and_a_screen_reader(offline, site
         'slider "variance v of q and k components"',
         'slider "temperature T"',
         'button "Why scale at all? Why the square root?"',
-        'button "seed: one more"',
-        'button "seed: one less"',
+        'button "increase seed"',
+        'button "decrease seed"',
     ):
         assert any(line.startswith(f"- {name}") for line in names), name
     d_k.press("ArrowRight")

@@ -1,0 +1,57 @@
+// Drives Firefox ESR headless over WebDriver BiDi with puppeteer-core, for tests/engines.py.
+//
+// One JSON command per line on stdin, one JSON answer per line on stdout:
+//   {"op": "goto", "url": ...}              -> {"ok": true}
+//   {"op": "evaluate", "expression": ...}   -> {"ok": true, "value": ...}
+//   {"op": "press", "expression": ..., "key": ...}   (the expression yields an element)
+//   {"op": "screenshot", "path": ...}
+//   {"op": "viewport", "width": ..., "height": ...}
+//   {"op": "errors"}                        -> {"ok": true, "value": [console errors so far]}
+//   {"op": "close"}
+// A failed command answers {"ok": false, "error": "..."}.
+import * as readline from 'node:readline';
+import puppeteer from 'puppeteer-core';
+
+const FIREFOX = '/usr/lib/firefox-esr/firefox-esr';
+
+const browser = await puppeteer.launch({
+  browser: 'firefox',
+  executablePath: FIREFOX,
+  headless: true,
+  protocol: 'webDriverBiDi',
+});
+const page = await browser.newPage();
+await page.setViewport({width: 1280, height: 900});
+const errors = [];
+page.on('console', (message) => {
+  if (message.type() === 'error') errors.push(message.text());
+});
+page.on('pageerror', (error) => errors.push(`uncaught: ${error.message ?? error}`));
+
+const commands = {
+  goto: async ({url}) => { await page.goto(url, {waitUntil: 'domcontentloaded'}); },
+  evaluate: async ({expression}) => page.evaluate(expression),
+  press: async ({expression, key}) => {
+    const element = await page.evaluateHandle(expression);
+    await element.focus();
+    await page.keyboard.press(key);
+    await element.dispose();
+  },
+  screenshot: async ({path}) => { await page.screenshot({path, fullPage: true}); },
+  viewport: async ({width, height}) => { await page.setViewport({width, height}); },
+  errors: async () => errors.splice(0),
+  close: async () => { await browser.close(); },
+};
+
+const answer = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
+answer({ok: true, value: await browser.version()});
+for await (const line of readline.createInterface({input: process.stdin})) {
+  const command = JSON.parse(line);
+  try {
+    answer({ok: true, value: (await commands[command.op](command)) ?? null});
+  } catch (error) {
+    answer({ok: false, error: String(error?.message ?? error)});
+  }
+  if (command.op === 'close') break;
+}
+process.exit(0);

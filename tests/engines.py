@@ -1,0 +1,256 @@
+"""One small interface over three browser engines, so a check is written once.
+
+- Chromium (Blink): Debian's ``chromium``, driven by Playwright.
+- Firefox (Gecko): Debian's ``firefox-esr``, driven by npm's ``puppeteer-core``
+  over WebDriver BiDi, through ``drivers/firefox.mjs`` (JSON lines on a pipe).
+- WebKit (Safari's engine): Debian's WebKitGTK, its ``WebKitWebDriver`` under
+  ``xvfb-run`` (it has no headless mode), driven by Selenium as a remote WebDriver.
+
+No engine is downloaded: each is a Debian package (``bash tests/run`` installs
+them). Every engine evaluates JavaScript *expressions* (strings); Bokeh and
+Panel draw inside shadow roots, so ``DEEP_JS`` defines ``deep(selector)``,
+which looks through them.
+"""
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from browser import CHROMIUM_ARGS, OFFLINE_ARGS, free_port, wait_for_http
+
+DRIVERS = Path(__file__).resolve().parent / "drivers"
+ENGINES = ("chromium", "firefox", "webkit")
+POLL = 0.1  # s between two evaluations of a condition
+
+# deep(selector): every element matching selector, in the document and every shadow root.
+DEEP_JS = """((selector, root = document, found = []) => {
+  const walk = (node) => {
+    node.querySelectorAll(selector).forEach((el) => found.push(el));
+    node.querySelectorAll('*').forEach((el) => el.shadowRoot && walk(el.shadowRoot));
+  };
+  walk(root);
+  return found;
+})"""
+
+
+class Engine:
+    """What a cross-engine check may do with a page."""
+
+    name = ""
+
+    def goto(self, url: str): ...
+
+    def evaluate(self, expression: str): ...
+
+    def press(self, element_expression: str, key: str):
+        """Focus the element the expression yields and press ``key`` (Playwright's names)."""
+
+    def screenshot(self, path: Path): ...
+
+    def errors(self) -> list[str]:
+        """Console errors and uncaught exceptions since the last call."""
+
+    def wait_for(self, expression: str, timeout: float = 30.0):
+        """Evaluate ``expression`` until it is truthy; return its value."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.name}: still false after {timeout} s: {expression}")
+            time.sleep(POLL)
+
+
+class Chromium(Engine):
+    name = "chromium"
+
+    def __init__(self, stack: contextlib.ExitStack):
+        from browser import CHROMIUM
+        from playwright.sync_api import sync_playwright
+
+        playwright = stack.enter_context(sync_playwright())
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *OFFLINE_ARGS]
+        )
+        stack.callback(browser.close)
+        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self._errors = []
+        self.page.on("console", lambda m: m.type == "error" and self._errors.append(m.text))
+        self.page.on("pageerror", lambda e: self._errors.append(f"uncaught: {e}"))
+
+    def goto(self, url):
+        self.page.goto(url, wait_until="domcontentloaded")
+
+    def evaluate(self, expression):
+        return self.page.evaluate(expression)
+
+    def press(self, element_expression, key):
+        self.page.evaluate_handle(element_expression).as_element().press(key)
+
+    def screenshot(self, path):
+        self.page.screenshot(path=path, full_page=True)
+
+    def errors(self):
+        errors, self._errors = self._errors, []
+        return errors
+
+
+class Firefox(Engine):
+    name = "firefox"
+
+    def __init__(self, stack: contextlib.ExitStack):
+        self.process = subprocess.Popen(
+            ["node", str(DRIVERS / "firefox.mjs")],
+            cwd=DRIVERS,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        stack.callback(self._stop)
+        self.version = self._answer()
+
+    def _answer(self):
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the Firefox driver exited; see its output above")
+        answer = json.loads(line)
+        if not answer["ok"]:
+            raise RuntimeError(f"firefox: {answer['error']}")
+        return answer["value"]
+
+    def _call(self, op, **fields):
+        self.process.stdin.write(json.dumps({"op": op, **fields}) + "\n")
+        self.process.stdin.flush()
+        return self._answer()
+
+    def _stop(self):
+        with contextlib.suppress(OSError, RuntimeError, ValueError):
+            self._call("close")
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        self.process.wait(timeout=30)
+        self.process.stdin.close()
+        self.process.stdout.close()
+
+    def goto(self, url):
+        self._call("goto", url=url)
+
+    def evaluate(self, expression):
+        return self._call("evaluate", expression=expression)
+
+    def press(self, element_expression, key):
+        self._call("press", expression=element_expression, key=key)
+
+    def screenshot(self, path):
+        self._call("screenshot", path=str(path))
+
+    def errors(self):
+        return self._call("errors")
+
+
+# Installed into every page WebKit loads, as soon as it can be (WebDriver has no
+# init scripts): collects errors the page reports, for ``WebKit.errors``.
+WEBKIT_HOOK_JS = """
+if (!window.__labErrors) {
+  window.__labErrors = [];
+  window.addEventListener('error', (e) => window.__labErrors.push(String(e.message)));
+  window.addEventListener('unhandledrejection', (e) => window.__labErrors.push(
+    `unhandled: ${e.reason}`));
+  const original = console.error.bind(console);
+  console.error = (...args) => { window.__labErrors.push(args.map(String).join(' '));
+    original(...args); };
+}
+return true;
+"""
+
+
+class WebKit(Engine):
+    name = "webkit"
+
+    def __init__(self, stack: contextlib.ExitStack):
+        from selenium import webdriver
+        from selenium.webdriver.remote.client_config import ClientConfig
+        from selenium.webdriver.remote.remote_connection import RemoteConnection
+        from selenium.webdriver.webkitgtk.options import Options
+
+        port = free_port()
+        server = subprocess.Popen(
+            ["xvfb-run", "-a", "-s", "-screen 0 1920x1200x24", "WebKitWebDriver", f"--port={port}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        stack.callback(self._stop_server, server)
+        wait_for_http(f"http://127.0.0.1:{port}/status", timeout=60)
+        options = Options()
+        options.page_load_strategy = "none"  # return at once, to install the error hook early
+        connection = RemoteConnection(
+            client_config=ClientConfig(remote_server_addr=f"http://127.0.0.1:{port}")
+        )
+        self.driver = webdriver.Remote(command_executor=connection, options=options)
+        stack.callback(self.driver.quit)
+        self.driver.set_window_rect(width=1280, height=900)
+        self._seen = 0
+
+    @staticmethod
+    def _stop_server(server):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+
+    def goto(self, url):
+        from selenium.common.exceptions import WebDriverException
+
+        if self.driver.current_url.startswith("http"):
+            self.driver.execute_script("window.__labLeaving = true")
+        self.driver.get(url)  # returns at once (page_load_strategy "none")
+        self._seen = 0
+        deadline = time.monotonic() + 60
+        while True:  # until the new page has a body; the old one may unload under us
+            with contextlib.suppress(WebDriverException):
+                if self.evaluate(
+                    "location.href.startsWith('http') && !window.__labLeaving"
+                    " && document.body !== null"
+                ):
+                    break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"webkit: {url} did not load")
+            time.sleep(POLL)
+        self.driver.execute_script(WEBKIT_HOOK_JS)
+
+    def evaluate(self, expression):
+        return self.driver.execute_script(f"return ({expression});")
+
+    def press(self, element_expression, key):
+        from selenium.webdriver.common.action_chains import ActionChains
+        from selenium.webdriver.common.keys import Keys
+
+        element = self.driver.execute_script(f"return ({element_expression});")
+        self.driver.execute_script("arguments[0].focus()", element)
+        ActionChains(self.driver).send_keys(getattr(Keys, _selenium_key(key))).perform()
+
+    def screenshot(self, path):
+        self.driver.get_screenshot_as_file(str(path))
+
+    def errors(self):
+        errors = self.evaluate("window.__labErrors || []")
+        new, self._seen = errors[self._seen :], len(errors)
+        return new
+
+
+def _selenium_key(key: str) -> str:
+    """Selenium's name of a Playwright key name: ArrowRight -> ARROW_RIGHT."""
+    return "".join(f"_{c}" if c.isupper() and i else c for i, c in enumerate(key)).upper()
+
+
+@contextlib.contextmanager
+def open_engine(name: str):
+    """A browser of the named engine (see ``ENGINES``), closed on exit."""
+    with contextlib.ExitStack() as stack:
+        yield {"chromium": Chromium, "firefox": Firefox, "webkit": WebKit}[name](stack)
