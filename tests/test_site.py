@@ -91,6 +91,8 @@ PRERENDERED_SLIDERS_DISABLED = """() => {
 def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_dir):
     page = offline.new_page()
     console, failed = Console(page), http_errors(page)
+    requested = []
+    page.on("request", lambda r: requested.append(r.url))
     already_outside = len(offline.outside)
     page.goto(site_url)
 
@@ -120,6 +122,12 @@ def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_di
     assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
     assert "d_k=128" in page.url and "scaling=none" in page.url
     page.screenshot(path=output_dir / "site-interactive.png")
+
+    # Nothing from pandas: not fetched, not imported (pyodide-http stands in for it).
+    assert not [url for url in requested if "pandas" in url]
+    (worker,) = page.workers
+    loaded = worker.evaluate("self.pyodide.runPython('import sys; sorted(sys.modules)').toJs()")
+    assert "pandas" not in loaded and "pyodide_http" in loaded and "app.page" in loaded
 
     theory = page.request.get(site_url + "theory.html")
     assert theory.ok and "Logit spread" in theory.text()
