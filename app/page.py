@@ -291,7 +291,7 @@ class AttentionLab(pn.viewable.Viewer):
 
     def _show_summary(self):
         titles = {key: fig.title.text for key, fig in self.plots.figures.items()}
-        self.summary.text = summary_html(titles, self._lines, self.scenario.views or VIEWS)
+        self.summary.object = summary_html(titles, self._lines, self.scenario.views or VIEWS)
 
     # --- URL -----------------------------------------------------------------------------
 
@@ -328,11 +328,12 @@ class AttentionLab(pn.viewable.Viewer):
         self.notice = pn.pane.Alert(
             "", alert_type="warning", visible=False, name="url-notice", sizing_mode="stretch_width"
         )
-        # One plain Bokeh Div for the text summary of every plot: each text change
-        # re-lays out the page (~30 ms in a browser), so one change per move, not eight.
-        self.summary = Div(
-            text="",
-            name="summary",
+        # One HTML pane for the text summary of every plot, one change per move. Panel's
+        # HTML view only swaps its inner HTML; a Bokeh Div re-laid out the whole page on
+        # every text change (about 40 ms of each move in a browser).
+        self.summary = pn.pane.HTML(
+            "",
+            css_classes=["lab-summary"],
             disable_math=True,
             sizing_mode="stretch_width",
             margin=(0, 10),
@@ -414,7 +415,7 @@ class AttentionLab(pn.viewable.Viewer):
             self.grid,
             self.full_lab_link,
             pn.pane.Markdown("### The plots in numbers", margin=(0, 10)),
-            pn.pane.Bokeh(self.summary, sizing_mode="stretch_width"),
+            self.summary,
             sizing_mode="stretch_width",
         )
         self.body = pn.Column(

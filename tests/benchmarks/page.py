@@ -36,7 +36,7 @@ HOOK_JS = """() => {
   Bokeh.documents[Bokeh.documents.length - 1].on_change((event) => {
     const name = event.model && event.model.name;
     if (name === 'heatmap:weights') stamp('plots');
-    if (name === 'summary') stamp('text');
+    if (event.model && (event.model.css_classes || []).includes('lab-summary')) stamp('text');
   });
 }"""
 
@@ -50,8 +50,10 @@ def move_latencies(page, slider_index, moves=MOVES):
         start = page.evaluate("() => (window.__lab = {plots: 0, text: 0}, performance.now())")
         page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
         done = page.evaluate(
-            "() => new Promise((resolve) => { const poll = () => window.__lab.plots"
-            " && window.__lab.text ? resolve(window.__lab) : setTimeout(poll, 1); poll(); })"
+            "() => new Promise((resolve, reject) => { const t0 = performance.now();"
+            " const poll = () => window.__lab.plots && window.__lab.text ? resolve(window.__lab)"
+            " : performance.now() - t0 > 30000 ? reject(new Error('no update in 30 s'))"
+            " : setTimeout(poll, 1); poll(); })"
         )
         plots.append(done["plots"] - start)
         everything.append(max(done["plots"], done["text"]) - start)
