@@ -35,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import string
 import subprocess
 import sys
 import tarfile
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import ClassVar
 
 REPO = Path(__file__).resolve().parent
+STATIC = REPO / "static"  # the HTML, JS and CSS the build fills in and ships
 SITE = REPO / "static" / "site"
 CDN_SITE = REPO / "static" / "site-cdn"
 CACHE = REPO / "static" / "cache"
@@ -145,37 +147,12 @@ CDN_SCAN_EXEMPT = {
 # Panel's dist folders the page may load at run time (stylesheets, KaTeX fonts).
 PANEL_DIST_DIRS = ["css", "assets", "images", "bundled/katex"]
 
-# Runs in the worker before Panel is imported.
-WORKER_PRELUDE = f"""
-import os
-import pyodide.ffi
-os.environ["PANEL_CDN_ROOT"] = "{PANEL_ROOT}"
-if not hasattr(pyodide.ffi, "jsnull"):  # Panel 1.9.4 checks for it; Pyodide 0.27 maps null to None
-    pyodide.ffi.jsnull = type("JsNull", (), {{}})()
-"""
+# Runs in the worker before Panel is imported (PANEL_ROOT filled in).
+WORKER_PRELUDE = STATIC / "worker_prelude.py"
 
-STATUS_HTML = REPO / "static" / "status.html"  # the status bar, inserted before </body>
+STATUS_HTML = STATIC / "status.html"  # the status bar, inserted before </body>
 THEORY = REPO / "docs" / "theory.md"  # rendered to theory.html beside index.html
-THEORY_HTML = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>
-body {{ font: 16px/1.55 system-ui, sans-serif; max-width: 46em; margin: 2em auto;
-  padding: 0 1em; color: #1f1f1f; }}
-code, pre {{ font-family: ui-monospace, monospace; background: #f4f4f4; }}
-pre {{ padding: 0.6em 0.8em; overflow-x: auto; }}
-table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #ccc; padding: 0.3em 0.6em; }}
-</style>
-</head>
-<body>
-<p><a href="./">&larr; Back to the lab</a></p>
-{body}
-</body>
-</html>
-"""
+THEORY_HTML = STATIC / "theory.html"  # the page around it ($title, $body)
 
 
 def say(message: str):
@@ -344,23 +321,7 @@ def build_app_wheel(destination: Path) -> Path:
 
 # Compiles the unpacked wheels under ``root`` with Pyodide's own CPython, so the
 # bytecode matches the interpreter that will load it.
-PRECOMPILE_JS = """\
-const { loadPyodide } = require(process.argv[2] + '/pyodide.js');
-(async () => {
-  const pyodide = await loadPyodide({ indexURL: process.argv[2] + '/' });
-  pyodide.FS.mkdir('/src');
-  pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: process.argv[3] }, '/src');
-  pyodide.runPython(`
-import compileall, os, py_compile
-for wheel in sorted(os.listdir('/src')):
-    ok = compileall.compile_dir(
-        f'/src/{wheel}', ddir='/lib/python3.12/site-packages', quiet=2, workers=1,
-        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
-    if not ok:
-        raise SystemExit(f'{wheel} does not compile')
-`);
-})().catch((error) => { console.error(String(error)); process.exit(1); });
-"""
+PRECOMPILE_JS = STATIC / "precompile.js"
 
 
 def prepare_pure_wheels(pyodide_dir: Path, jobs: list[tuple[Path, tuple, bool]]) -> list[Path]:
@@ -379,9 +340,7 @@ def prepare_pure_wheels(pyodide_dir: Path, jobs: list[tuple[Path, tuple, bool]])
             with zipfile.ZipFile(wheel) as archive:
                 kept = [n for n in archive.namelist() if not n.startswith(drop)]
                 archive.extractall(root / wheel.stem, members=kept)
-        script = Path(tmp) / "precompile.js"
-        script.write_text(PRECOMPILE_JS)
-        run(["node", str(script), str(pyodide_dir.resolve()), str(root)])
+        run(["node", str(PRECOMPILE_JS), str(pyodide_dir.resolve()), str(root)])
         prepared = []
         for wheel, drop, retag in jobs:
             unpacked = root / wheel.stem
@@ -470,7 +429,8 @@ def convert(site: Path, app_wheel: Path | None = None):
 
     if self_contained:
         panel_convert.PYODIDE_URL = "./pyodide/pyodide.js"
-        panel_convert.PRE = WORKER_PRELUDE + panel_convert.PRE
+        prelude = WORKER_PRELUDE.read_text().replace("PANEL_ROOT", PANEL_ROOT)
+        panel_convert.PRE = prelude + panel_convert.PRE
     say("converting app/main.py with Panel (prerendering the default scenario)")
     from app.page import PRERENDER_ENV
 
@@ -496,24 +456,7 @@ def convert(site: Path, app_wheel: Path | None = None):
 # Prepended to the worker: a file that fails to load (Pyodide's wasm hangs on it
 # instead of failing) or an error in an async step would otherwise leave the page
 # loading forever; report either as a status, which the page shows as failed.
-WORKER_ERRORS_JS = """\
-const reportFailure = (what) => self.postMessage({type: 'status', msg: `Error: ${what}`});
-const fetchFromSite = self.fetch.bind(self);
-self.fetch = async (resource, ...rest) => {
-  const name = String(resource.url ?? resource).split('/').pop().split('?')[0];
-  try {
-    const response = await fetchFromSite(resource, ...rest);
-    if (!response.ok) reportFailure(`could not fetch ${name} (HTTP ${response.status})`);
-    return response;
-  } catch (error) {
-    reportFailure(`could not fetch ${name} (${error.message})`);
-    throw error;
-  }
-};
-self.addEventListener('unhandledrejection', (event) => {
-  reportFailure(String(event.reason).split('\\n')[0]);
-});
-"""
+WORKER_ERRORS_JS = STATIC / "worker_errors.js"
 
 
 def localise(site: Path):
@@ -557,7 +500,7 @@ def add_status(site: Path):
     worker = site / "main.js"
     body = worker.read_text()
     worker.write_text(
-        WORKER_ERRORS_JS
+        WORKER_ERRORS_JS.read_text()
         + "self.addEventListener('message', function startWhenAsked(event) {\n"
         + "  if (event.data?.type !== 'start') return;\n"
         + "  self.removeEventListener('message', startWhenAsked);\n"
@@ -578,7 +521,9 @@ def add_theory(site: Path):
     text = THEORY.read_text()
     title = text.splitlines()[0].lstrip("# ").strip()
     body = markdown.markdown(text, extensions=["tables", "fenced_code", "toc"])
-    (site / "theory.html").write_text(THEORY_HTML.format(title=html.escape(title), body=body))
+    (site / "theory.html").write_text(
+        string.Template(THEORY_HTML.read_text()).substitute(title=html.escape(title), body=body)
+    )
 
 
 def check_no_cdn(site: Path):
@@ -633,7 +578,7 @@ def is_stale(site: Path) -> bool:
     sources = [
         Path(__file__),
         REPO / "pyproject.toml",
-        STATUS_HTML,
+        *STATIC.glob("*.*"),
         THEORY,
         *(REPO / "app").glob("*.py"),
     ]
