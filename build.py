@@ -491,14 +491,30 @@ def localise(site: Path):
     html_path.write_text(html)
 
 
+# Panel's worker links the document with one message per Bokeh event; app.worker
+# sends one per Python task (see its docstring).
+PANEL_LINK = (
+    "    from panel.io.pyodide import _link_docs_worker\n\n"
+    "    _link_docs_worker(state.curdoc, sendPatch, setter='js')"
+)
+BATCHED_LINK = (
+    "    from app.worker import link_document\n\n"
+    "    link_document(state.curdoc, sendPatch, setter='js')"
+)
+
+
 def add_status(site: Path):
     """A visible loading / ready / failed status, fed by the worker's messages.
 
     The worker also waits for the page's word before it loads Pyodide, so that
-    compiling 10 MB of wasm does not compete with drawing the prerendered plots.
+    compiling 10 MB of wasm does not compete with drawing the prerendered plots,
+    and sends the document's changes one message per Python task (``app.worker``).
     """
     worker = site / "main.js"
     body = worker.read_text()
+    if PANEL_LINK not in body:
+        raise BuildError("Panel's worker no longer links the document as build.py expects")
+    body = body.replace(PANEL_LINK, BATCHED_LINK)
     worker.write_text(
         WORKER_ERRORS_JS.read_text()
         + "self.addEventListener('message', function startWhenAsked(event) {\n"

@@ -113,8 +113,15 @@ def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_di
     assert f"numpy {lock['packages']['numpy']['version']}" in runtime  # the worker's numpy
     assert "(emscripten)" in runtime
 
+    # One slider move, one message from the worker: plots, summary and URL together.
+    page.evaluate(
+        "window.__patches = 0; pyodideWorker.addEventListener('message',"
+        " (e) => { if (e.data.type === 'patch') window.__patches += 1; })"
+    )
     page.locator(".noUi-handle").nth(0).press("ArrowRight")  # d_k 64 -> 128, keyboard
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 128")
+    page.wait_for_url("**d_k=128**")
+    assert page.evaluate("window.__patches") == 1
     assert_shows_weights_of(page, Settings(d_k=128, scaling="sqrt", seed=0, **DEFAULT))
 
     page.get_by_role("button", name="none", exact=True).click()
