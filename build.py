@@ -429,7 +429,7 @@ def convert(site: Path, app_wheel: Path | None = None):
 
     if self_contained:
         panel_convert.PYODIDE_URL = "./pyodide/pyodide.js"
-        prelude = WORKER_PRELUDE.read_text().replace("PANEL_ROOT", PANEL_ROOT)
+        prelude = WORKER_PRELUDE.read_text().replace('"PANEL_ROOT"', f'"{PANEL_ROOT}"')
         panel_convert.PRE = prelude + panel_convert.PRE
     say("converting app/main.py with Panel (prerendering the default scenario)")
     from app.page import PRERENDER_ENV
@@ -457,6 +457,8 @@ def convert(site: Path, app_wheel: Path | None = None):
 # instead of failing) or an error in an async step would otherwise leave the page
 # loading forever; report either as a status, which the page shows as failed.
 WORKER_ERRORS_JS = STATIC / "worker_errors.js"
+# Every file under static/ that the build reads (the site is stale when one changes).
+BUILD_TEMPLATES = (WORKER_PRELUDE, STATUS_HTML, THEORY_HTML, PRECOMPILE_JS, WORKER_ERRORS_JS)
 
 
 def localise(site: Path):
@@ -594,7 +596,7 @@ def is_stale(site: Path) -> bool:
     sources = [
         Path(__file__),
         REPO / "pyproject.toml",
-        *STATIC.glob("*.*"),
+        *BUILD_TEMPLATES,
         THEORY,
         *(REPO / "app").glob("*.py"),
     ]

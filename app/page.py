@@ -228,7 +228,6 @@ class AttentionLab(pn.viewable.Viewer):
         }
         for name, widget in self.widgets.items():
             widget.sizing_mode = widget.sizing_mode or "stretch_width"
-            widget.disabled = True  # until the link's scenario is applied (see _go_live)
             throttled = "value_throttled" if "value_throttled" in widget.param else "value"
             exponent = name in ("d_k", "n_keys")  # these sliders move over log2 of the value
             widget.param.watch(
@@ -243,9 +242,7 @@ class AttentionLab(pn.viewable.Viewer):
                 ),
                 name,
             )
-        self.new_draw = pn.widgets.Button(
-            name="New draw", button_type="primary", width=110, disabled=True
-        )
+        self.new_draw = pn.widgets.Button(name="New draw", button_type="primary", width=110)
         self.new_draw.on_click(lambda _: setattr(s, "seed", random.randrange(SEED_RANGE[1] + 1)))
         self.shown_rules = pn.widgets.CheckButtonGroup(
             name="Curves shown",
@@ -256,7 +253,6 @@ class AttentionLab(pn.viewable.Viewer):
             stylesheets=[key_css(), FOCUS_CSS],
         )
         self.shown_rules.param.watch(lambda e: self.plots.show_rules(e.new), "value")
-        self.shown_rules.disabled = True
 
     def _go_live(self):
         """Apply the link's scenario, then enable the controls and mark the page live."""
@@ -345,14 +341,16 @@ class AttentionLab(pn.viewable.Viewer):
             options={self.plots.figures[key].title.text: key for key in VIEWS},
             value=["spread", "heatmap"],
             inline=False,
-            disabled=True,
         )
+        # Disabled until the link's scenario is applied (see _go_live).
         self._until_live = [
             *self.widgets.values(),
             self.new_draw,
             self.shown_rules,
             self.embed_views,
         ]
+        for widget in self._until_live:
+            widget.disabled = True
         self.embed_code = pn.widgets.TextAreaInput(
             name="Embed code (the controls and the views you picked)",
             placeholder="Press the button for an <iframe> snippet of the current scenario.",

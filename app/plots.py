@@ -259,7 +259,7 @@ class Plots:
         )
         # Log colours from a tenth of the uniform weight 1/n to 1: uniform rows read
         # as an even mid-tone, one-hot rows as a single bright cell on black.
-        self._heatmap_colors = LogColorMapper(palette=Cividis256, low=0.1 / 64, high=1.0)
+        self._heatmap_colors = LogColorMapper(palette=Cividis256, low=_heatmap_floor(64), high=1.0)
         self._heatmap_colors.low_color = Cividis256[0]
         src = self._source("heatmap:weights", image=[], dw=[], dh=[])
         fig.image(
@@ -344,7 +344,7 @@ class Plots:
         heatmap = self.figures["heatmap"]
         heatmap.x_range.end, heatmap.y_range.start = n_k, n_q
         if self._heatmap_labels.args["n"] != n_k:
-            self._heatmap_colors.low = 10.0**-HEATMAP_DECADES_BELOW_UNIFORM / n_k
+            self._heatmap_colors.low = _heatmap_floor(n_k)
             self._heatmap_ticks.ticks = _heatmap_ticks(n_k)
             self._heatmap_labels.args = {"n": n_k}
         color = [RULE_COLORS[s.scaling]]
@@ -363,25 +363,25 @@ class Plots:
     def _show_histogram(self, snap: Snapshot, unscaled: np.ndarray):
         """Both histograms on one axis that shows the scaled logits' shape."""
         s = snap.settings
+        kinds = {"raw": (unscaled, "none"), "scaled": (snap.logits, s.scaling)}
+        theory_spreads = {
+            kind: float(theory.logit_std(rule, s.d_k, s.variance, s.temperature))
+            for kind, (_, rule) in kinds.items()
+        }
         spreads = {
-            kind: max(
-                float(theory.logit_std(rule, s.d_k, s.variance, s.temperature)),
-                float(values.std()),
-                1e-12,
-            )
-            for kind, rule, values in (
-                ("raw", "none", unscaled),
-                ("scaled", s.scaling, snap.logits),
-            )
+            kind: max(theory_spreads[kind], float(logits.std()), 1e-12)
+            for kind, (logits, _) in kinds.items()
         }
         ratio = spreads["raw"] / spreads["scaled"]
         shared = ratio <= SHARED_AXIS_RATIO
         half_width = 4 * (max(spreads.values()) if shared else spreads["scaled"])
-        for kind, logits, rule in (("raw", unscaled, "none"), ("scaled", snap.logits, s.scaling)):
-            spread = float(theory.logit_std(rule, s.d_k, s.variance, s.temperature))
+        x = np.linspace(-half_width, half_width, 121)
+        for kind, (logits, _) in kinds.items():
             self.sources[f"histogram:{kind}"].data = _histogram(logits, half_width)
-            x = np.linspace(-half_width, half_width, 121)
-            self.sources[f"histogram:theory:{kind}"].data = {"x": x, "y": _gaussian(x, spread)}
+            self.sources[f"histogram:theory:{kind}"].data = {
+                "x": x,
+                "y": _gaussian(x, theory_spreads[kind]),
+            }
         quads, line = self._histogram_parts["scaled"]
         color = RULE_COLORS[s.scaling]
         quads.glyph.fill_color = quads.glyph.line_color = line.glyph.line_color = color
@@ -395,11 +395,16 @@ class Plots:
         )
 
 
+def _heatmap_floor(n_keys: int) -> float:
+    """The heatmap's lowest colour: HEATMAP_DECADES_BELOW_UNIFORM below the uniform 1/n."""
+    return 10.0**-HEATMAP_DECADES_BELOW_UNIFORM / n_keys
+
+
 def _heatmap_ticks(n_keys: int) -> list[float]:
     """Colour-bar ticks: the floor, the uniform weight 1/n, and the powers of ten above."""
     uniform = 1.0 / n_keys
     decades = [10.0**-i for i in range(4) if 10.0**-i > 2 * uniform]
-    return sorted([10.0**-HEATMAP_DECADES_BELOW_UNIFORM * uniform, uniform, *decades])
+    return sorted([_heatmap_floor(n_keys), uniform, *decades])
 
 
 def _for_log_axis(data: dict) -> dict:
