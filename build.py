@@ -27,6 +27,7 @@ import base64
 import contextlib
 import csv
 import functools
+import gzip
 import hashlib
 import html
 import http.server
@@ -36,6 +37,7 @@ import os
 import re
 import shutil
 import string
+import struct
 import subprocess
 import sys
 import tarfile
@@ -144,6 +146,8 @@ CDN_SCAN_EXEMPT = {
         "https://cdn.jsdelivr.net",
     ): "loaded only for MathJax axis labels and Tabler icons, which the app does not use",
 }
+# What the worker installs beside Panel and Bokeh (the self-contained site).
+WORKER_REQUIREMENTS = ["attention-scaling-lab", "pyodide-http"]
 # Panel's dist folders the page may load at run time (stylesheets, KaTeX fonts).
 PANEL_DIST_DIRS = ["css", "assets", "images", "bundled/katex"]
 
@@ -439,7 +443,7 @@ def convert(site: Path, app_wheel: Path | None = None):
         result = panel_convert.convert_app(
             str(ENTRY.relative_to(REPO)),
             site,
-            requirements=["attention-scaling-lab", "pyodide-http"]
+            requirements=WORKER_REQUIREMENTS
             if self_contained
             else [str(app_wheel)],
             runtime="pyodide-worker",
@@ -457,8 +461,22 @@ def convert(site: Path, app_wheel: Path | None = None):
 # instead of failing) or an error in an async step would otherwise leave the page
 # loading forever; report either as a status, which the page shows as failed.
 WORKER_ERRORS_JS = STATIC / "worker_errors.js"
+# The worker's memory snapshot: made in node by MAKE_SNAPSHOT_JS, restored by
+# WORKER_SNAPSHOT_JS, both with the helpers in SNAPSHOT_JS.
+SNAPSHOT_JS = STATIC / "snapshot.js"
+MAKE_SNAPSHOT_JS = STATIC / "make_snapshot.js"
+WORKER_SNAPSHOT_JS = STATIC / "worker_snapshot.js"
 # Every file under static/ that the build reads (the site is stale when one changes).
-BUILD_TEMPLATES = (WORKER_PRELUDE, STATUS_HTML, THEORY_HTML, PRECOMPILE_JS, WORKER_ERRORS_JS)
+BUILD_TEMPLATES = (
+    WORKER_PRELUDE,
+    STATUS_HTML,
+    THEORY_HTML,
+    PRECOMPILE_JS,
+    WORKER_ERRORS_JS,
+    SNAPSHOT_JS,
+    MAKE_SNAPSHOT_JS,
+    WORKER_SNAPSHOT_JS,
+)
 
 
 def localise(site: Path):
@@ -505,6 +523,98 @@ BATCHED_LINK = (
 )
 
 
+# The worker boots from the snapshot when it can (see static/worker_snapshot.js).
+PANEL_BOOT = "  self.pyodide = await loadPyodide();\n"
+SNAPSHOT_BOOT = """\
+  self.pyodide = await restoreSnapshot();
+  if (self.pyodide) {
+    self.pyodide.globals.set("sendPatch", sendPatch);
+    return postSnapshotDocument(self.pyodide);
+  }
+  self.pyodide = await loadPyodide();
+"""
+
+
+def pack(files: dict[str, bytes], preload: list[str]) -> bytes:
+    """Files for the worker's site-packages in one blob (format in static/snapshot.js)."""
+    index, offset = [], 0
+    for path, data in files.items():
+        index.append([path, offset, len(data)])
+        offset += len(data)
+    header = json.dumps({"files": index, "preload": preload}).encode()
+    return b"".join([struct.pack("<I", len(header)), header, *files.values()])
+
+
+def site_packages(pyodide_dir: Path) -> dict[str, bytes]:
+    """Every file the worker installs: the wheels that Panel, Bokeh and the app need."""
+    lock = json.loads((pyodide_dir / "pyodide-lock.json").read_text())["packages"]
+    needed, stack = set(), ["bokeh", "panel", *WORKER_REQUIREMENTS]
+    while stack:
+        name = stack.pop()
+        if name not in needed:
+            needed.add(name)
+            stack += lock[name]["depends"]
+    files = {}
+    for name in sorted(needed):
+        with zipfile.ZipFile(pyodide_dir / lock[name]["file_name"]) as wheel:
+            for info in sorted(wheel.infolist(), key=lambda info: info.filename):
+                if not info.is_dir():
+                    files[info.filename] = wheel.read(info)
+    return files
+
+
+def make_snapshot(site: Path) -> dict[str, bytes]:
+    """The worker's memory snapshot and its files, by file name, ready to ship.
+
+    ``snapshot.bin.gz`` is Pyodide's wasm memory after the worker's own code
+    has run in node (``static/make_snapshot.js``): packages imported, the app's
+    document built. ``site-packages.pack.gz`` holds what the snapshot does not:
+    the extension modules to load before restoring, in order, and the files
+    Python may still read (data such as Panel's theme CSS, modules not imported
+    yet). Both are gzip-compressed with a fixed time stamp: the same inputs give
+    the same bytes. The worker decompresses them itself, so any static host
+    serves them small.
+    """
+    files = site_packages(site / "pyodide")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "site-packages.pack").write_bytes(pack(files, []))
+        for step in ("discover", "make"):
+            run(["node", str(MAKE_SNAPSHOT_JS), str(site), str(work), step])
+        preload = json.loads((work / "preload.json").read_text())
+        imported = set(json.loads((work / "imported.json").read_text()))
+        snapshot = (work / "snapshot.bin").read_bytes()
+    kept = {path: data for path, data in files.items() if path not in imported}
+    return {
+        f"{name}.gz": gzip.compress(data, compresslevel=6, mtime=0)
+        for name, data in [("snapshot.bin", snapshot), ("site-packages.pack", pack(kept, preload))]
+    }
+
+
+def add_snapshot(site: Path):
+    """Ship the snapshot in ``site/snapshot/`` and make the worker boot from it."""
+    say("making the worker's memory snapshot (node)")
+    folder = site / "snapshot"
+    folder.mkdir()
+    for name, data in make_snapshot(site).items():
+        (folder / name).write_bytes(data)
+    shutil.copy2(SNAPSHOT_JS, folder / SNAPSHOT_JS.name)
+    worker = site / "main.js"
+    body = worker.read_text()
+    if PANEL_BOOT not in body or START_GATE not in body:
+        raise BuildError("Panel's worker no longer boots Pyodide as build.py expects")
+    body = body.replace(PANEL_BOOT, SNAPSHOT_BOOT)
+    worker.write_text(body.replace(START_GATE, WORKER_SNAPSHOT_JS.read_text() + START_GATE))
+
+
+# The worker waits for the page's word before it starts Python.
+START_GATE = (
+    "self.addEventListener('message', function startWhenAsked(event) {\n"
+    "  if (event.data?.type !== 'start') return;\n"
+    "  self.removeEventListener('message', startWhenAsked);\n"
+)
+
+
 def add_status(site: Path):
     """A visible loading / ready / failed status, fed by the worker's messages.
 
@@ -517,14 +627,7 @@ def add_status(site: Path):
     if PANEL_LINK not in body:
         raise BuildError("Panel's worker no longer links the document as build.py expects")
     body = body.replace(PANEL_LINK, BATCHED_LINK)
-    worker.write_text(
-        WORKER_ERRORS_JS.read_text()
-        + "self.addEventListener('message', function startWhenAsked(event) {\n"
-        + "  if (event.data?.type !== 'start') return;\n"
-        + "  self.removeEventListener('message', startWhenAsked);\n"
-        + body
-        + "\n});\n"
-    )
+    worker.write_text(WORKER_ERRORS_JS.read_text() + START_GATE + body + "\n});\n")
     from app.scenario import DEFAULTS
 
     status = STATUS_HTML.read_text().replace("PRERENDERED_SCENARIO", json.dumps(DEFAULTS))
@@ -580,6 +683,8 @@ def build(cdn: bool = False) -> Path:
         localise(work)
         check_no_cdn(work)
     add_status(work)
+    if not cdn:
+        add_snapshot(work)
     add_theory(work)
     shutil.rmtree(final, ignore_errors=True)
     work.rename(final)

@@ -139,3 +139,12 @@ def test_serving_on_a_taken_port_says_so_in_one_line(site, tmp_path):
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == f"[build] FAILED: {message}"
     assert "Traceback" not in result.stderr
+
+
+def test_the_snapshot_is_the_same_bytes_when_made_again(site):
+    """Same inputs, same snapshot: entropy and clocks are fixed while it is made."""
+    shipped = {p.name: p.read_bytes() for p in (site / "snapshot").glob("*.gz")}
+    again = build.make_snapshot(site)
+    assert sorted(again) == sorted(shipped) == ["site-packages.pack.gz", "snapshot.bin.gz"]
+    for name, data in again.items():
+        assert hashlib.sha256(data).hexdigest() == hashlib.sha256(shipped[name]).hexdigest(), name

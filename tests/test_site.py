@@ -6,6 +6,7 @@ request route records and aborts anything not local, so the tests prove the
 page needs nothing from outside the machine.
 """
 
+import gzip
 import json
 import time
 from pathlib import Path
@@ -72,13 +73,21 @@ def http_errors(page) -> list:
     return errors
 
 
-def wait_until_ready(page_or_frame):
-    """Wait for the status bar to leave "loading"; it must say ready, not failed."""
+BOOT = "document.getElementById('lab-status')?.dataset.boot"
+
+
+def wait_until_ready(page_or_frame, boot="snapshot"):
+    """Wait for the status bar to leave "loading"; it must say ready, not failed.
+
+    ``boot`` is how Python must have started: from the build's memory snapshot,
+    or (when it cannot be used) from ``scratch``.
+    """
     page_or_frame.wait_for_function(
         f"() => ['ready', 'failed'].includes({STATUS})", timeout=BOOT_TIMEOUT
     )
     state = page_or_frame.evaluate(STATUS)
     assert state == "ready", page_or_frame.locator("#lab-status").inner_text()
+    assert page_or_frame.evaluate(BOOT) == boot, page_or_frame.locator("#lab-status").inner_text()
 
 
 PRERENDERED_SLIDERS_DISABLED = """() => {
@@ -406,9 +415,9 @@ def test_ready_waits_for_the_live_text_to_be_shown(offline, site):
 
 
 class MissingFileHandler(build.SiteHandler):
-    """Serves the site but answers 404 for one file, as a broken host would."""
+    """Serves the site but answers 404 for some files, as a broken host would."""
 
-    missing = ""
+    missing = ()
 
     def do_GET(self):
         if self.path.split("?")[0].endswith(self.missing):
@@ -417,12 +426,70 @@ class MissingFileHandler(build.SiteHandler):
             super().do_GET()
 
 
+class AlteredSnapshotHandler(build.SiteHandler):
+    """Serves ``alter(snapshot)`` for the snapshot, as a stale or broken deploy would."""
+
+    alter = None
+
+    def do_GET(self):
+        if self.path.endswith("snapshot.bin.gz"):
+            snapshot = gzip.decompress((Path(self.directory) / "snapshot/snapshot.bin.gz").read_bytes())
+            body = gzip.compress(type(self).alter(snapshot))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            super().do_GET()
+
+
+BAD_SNAPSHOTS = {
+    "404": type("Handler", (MissingFileHandler,), {"missing": ("snapshot.bin.gz",)}),
+    # Pyodide's header: magic, two offsets, a reserved word, then the build id.
+    "other Pyodide build": type(
+        "Handler",
+        (AlteredSnapshotHandler,),
+        {"alter": lambda b: b[:16] + bytes([b[16] ^ 1]) + b[17:]},
+    ),
+    "not a snapshot": type("Handler", (AlteredSnapshotHandler,), {"alter": lambda b: b[:4096][::-1]}),
+}
+
+
+@pytest.mark.parametrize("handler", BAD_SNAPSHOTS.values(), ids=BAD_SNAPSHOTS.keys())
+def test_without_its_snapshot_the_page_starts_python_from_scratch(offline, site, handler):
+    """The worker falls back to installing the packages and building the page, and says so."""
+    with http_server(site, handler) as url:
+        page = offline.new_page()
+        console = Console(page)
+        page.goto(url + "?d_k=128&scaling=none")
+        wait_until_ready(page, boot="scratch")
+        assert "without the saved Python session" in page.locator("#lab-status").inner_text()
+        assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
+        assert [e for e in console.errors if "404 (File not found)" not in e] == []
+        page.close()
+
+
+def test_every_visitor_gets_a_fresh_new_draw(offline, site_url):
+    """The snapshot froze Python's random state: without reseeding, "New draw" gave every
+    visitor the same seed. Two visitors' first draws differ (equal with chance 2^-32)."""
+    seeds = []
+    for _ in range(2):
+        page = offline.new_page()
+        page.goto(site_url)
+        wait_until_ready(page)
+        page.get_by_role("button", name="New draw").click()
+        page.wait_for_function("new URLSearchParams(location.search).has('seed')")
+        seeds.append(page.evaluate("new URLSearchParams(location.search).get('seed')"))
+        page.close()
+    assert seeds[0] != seeds[1]
+
+
 @pytest.mark.parametrize(
     "missing",
     [
-        "pyodide/pyodide.js",
-        "pyodide/pyodide.asm.wasm",
-        "pyodide/numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl",
+        ("pyodide/pyodide.js",),
+        ("pyodide/pyodide.asm.wasm",),
+        ("snapshot.bin.gz", "pyodide/numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"),
     ],
 )
 def test_a_failed_load_says_so_instead_of_spinning(offline, site, missing):

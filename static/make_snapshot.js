@@ -1,0 +1,85 @@
+// Make the memory snapshot that the site's worker boots from (run by build.py):
+//
+//   node make_snapshot.js SITE FOLDER discover   # writes FOLDER/preload.json
+//   node make_snapshot.js SITE FOLDER make       # writes FOLDER/snapshot.bin
+//
+// SITE is the built site (its pyodide/ and main.js); FOLDER holds
+// site-packages.pack (static/snapshot.js describes the format). Both steps run
+// the worker's own Python code, read from main.js, in Pyodide under node, up to
+// and including building the app's document; its result is kept as _SNAPSHOT_DOC.
+// `discover` records the order in which that loads extension modules; `make`
+// preloads them in that order before the interpreter starts, then snapshots.
+//
+// The snapshot must be the same bytes for the same inputs. What would make it
+// differ is entropy and clocks: node's crypto is replaced by a fixed stream here
+// (the worker reseeds Python's random generators after restoring) and the
+// hash seed is fixed.
+const fs = require('fs');
+const path = require('path');
+const [site, folder, step] = process.argv.slice(2);
+const pyodideDir = path.resolve(site, 'pyodide') + '/';
+
+// A fixed entropy stream (xorshift32): the same Python state on every build.
+let entropy = 0x9e3779b9;
+globalThis.crypto.getRandomValues = (array) => {
+  const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+  for (let i = 0; i < bytes.length; i++) {
+    entropy ^= entropy << 13; entropy ^= entropy >>> 17; entropy ^= entropy << 5;
+    bytes[i] = entropy & 0xff;
+  }
+  return array;
+};
+// A fixed clock that ticks 1 µs per reading: file times and Python's clocks.
+let clock = Date.UTC(2025, 0, 1);
+Date.now = () => (clock += 0.001);
+performance.now = () => clock - Date.UTC(2025, 0, 1);
+// A worker has it and node does not; pyodide_http refers to it at import.
+globalThis.XMLHttpRequest ??= class XMLHttpRequest {};
+
+// The worker's Python: the template literal that ends with write_doc().
+function workerCode() {
+  const worker = fs.readFileSync(path.join(site, 'main.js'), 'utf8');
+  const literals = worker.matchAll(/runPythonAsync\(`((?:\\[\s\S]|[^`\\])*)`\)/g);
+  const code = [...literals].map((m) => m[1]).find((body) => body.includes('write_doc()'));
+  if (!code) throw new Error('main.js has no worker code that ends with write_doc()');
+  return (0, eval)(`\`${code}\``);
+}
+
+// The source and bytecode files of every module imported now, relative to
+// site-packages: the snapshot holds those modules, so the worker needs no copy.
+const IMPORTED_FILES = `
+import json, site, sys
+root = site.getsitepackages()[0] + "/"
+files = {getattr(m, a, None) for m in list(sys.modules.values()) for a in ("__file__", "__cached__")}
+json.dumps(sorted(f[len(root):] for f in files if isinstance(f, str) and f.startswith(root)
+                  and not f.endswith(".so")), indent=1)
+`;
+
+(async () => {
+  require(pyodideDir + 'pyodide.asm.js');
+  require(path.resolve(__dirname, 'snapshot.js'));
+  const { loadPyodide } = require(pyodideDir + 'pyodide.js');
+  const pack = PyodideSnapshot.parsePack(fs.readFileSync(path.join(folder, 'site-packages.pack')));
+  const preloadFile = path.join(folder, 'preload.json');
+  const preload = step === 'make' ? JSON.parse(fs.readFileSync(preloadFile, 'utf8')) : [];
+  const hook = PyodideSnapshot.install(pack, preload);
+  const pyodide = await loadPyodide({
+    indexURL: pyodideDir, env: { PYTHONHASHSEED: '0' }, _makeSnapshot: step === 'make',
+  });
+  const doc = await pyodide.runPythonAsync(workerCode());
+  pyodide.globals.set('_SNAPSHOT_DOC', doc);
+  doc.destroy();
+  if (step === 'discover') {
+    fs.writeFileSync(preloadFile, JSON.stringify(hook.loadedLibraries(), null, 1) + '\n');
+    fs.writeFileSync(path.join(folder, 'imported.json'), pyodide.runPython(IMPORTED_FILES));
+  } else if (step === 'make') {
+    for (const name of Object.keys(pyodide.loadedPackages)) delete pyodide.loadedPackages[name];
+    const snapshot = pyodide.makeMemorySnapshot({ serializer: PyodideSnapshot.serializer });
+    fs.writeFileSync(path.join(folder, 'snapshot.bin'), snapshot);
+  } else {
+    throw new Error(`unknown step ${step}: discover or make`);
+  }
+})().catch((error) => {
+  console.error(String(error.stack || error));
+  process.exit(1);
+});

@@ -1,0 +1,78 @@
+// Booting Pyodide from a memory snapshot of the app's worker: shared by the build
+// (node, static/make_snapshot.js) and the page's worker (static/worker_snapshot.js).
+//
+// A Pyodide 0.27 memory snapshot holds the wasm heap but not the files, the
+// extension modules' code or the live JS objects that Python refers to. So:
+//  - `install` wraps Pyodide's module factory; its last preRun hook (after the
+//    standard library is in place, before the interpreter starts) writes the
+//    site-packages files from a pack and loads the extension modules (.so) listed
+//    in `preload`, in that order. Before the runtime starts their memory comes
+//    from a deterministic bump of __heap_base, so their addresses and function
+//    table slots are the same when the snapshot is made and when it is restored.
+//  - `serializer` stores the self-contained JS functions Python holds (Panel's
+//    worker code makes one with run_js at import) as source; `deserializer`
+//    evaluates it again.
+// These are Pyodide and Emscripten internals: the snapshot is only valid for the
+// exact pyodide.asm.js/.wasm it was made with (Pyodide checks the build id).
+(function (root) {
+  // Pack: 4-byte little-endian length N, N bytes of JSON
+  // {"files": [[path, offset, size], ...], "preload": [path, ...]}, then the data.
+  function parsePack(buffer) {
+    const bytes = new Uint8Array(buffer);
+    const length = new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true);
+    const index = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length)));
+    return { ...index, data: bytes.subarray(4 + length) };
+  }
+
+  function install(pack, preload) {
+    const create = root._createPyodideModule;
+    if (typeof create !== 'function') throw new Error('load pyodide.asm.js first');
+    let module = null;
+    root._createPyodideModule = (settings) => {
+      settings.preRun.unshift((Module) => {  // preRun hooks run last-first: this runs last
+        const sitePackages = Module.API.sitePackages;
+        const made = new Set();
+        for (const [path, offset, size] of pack.files) {
+          const target = `${sitePackages}/${path}`;
+          const folder = target.slice(0, target.lastIndexOf('/'));
+          if (!made.has(folder)) Module.FS.mkdirTree(folder);
+          made.add(folder);
+          Module.FS.writeFile(target, pack.data.subarray(offset, offset + size));
+        }
+        for (const path of preload) {
+          Module.loadDynamicLibrary(`${sitePackages}/${path}`, {
+            loadAsync: false, nodelete: true, allowUndefined: true, global: false, fs: Module.FS,
+          }, {});
+        }
+        Module.reportUndefinedSymbols();
+        module = Module;
+      });
+      return create(settings);
+    };
+    return {
+      // The extension modules loaded so far, in load order, relative to site-packages.
+      loadedLibraries() {
+        const prefix = `${module.API.sitePackages}/`;
+        return Object.keys(module.LDSO.loadedLibsByName)
+          .filter((name) => name.startsWith(prefix) && name.endsWith('.so'))
+          .map((name) => name.slice(prefix.length));
+      },
+      uninstall() { root._createPyodideModule = create; },
+    };
+  }
+
+  function serializer(object) {
+    if (typeof object === 'function') {
+      const source = Function.prototype.toString.call(object);
+      if (!source.includes('[native code]')) return { source };
+    }
+    throw new Error(`cannot put ${Object.prototype.toString.call(object)} in a snapshot`);
+  }
+
+  function deserializer(data) {
+    if (typeof data?.source === 'string') return (0, eval)(`(${data.source})`);
+    throw new Error(`cannot restore ${JSON.stringify(data)} from a snapshot`);
+  }
+
+  root.PyodideSnapshot = { parsePack, install, serializer, deserializer };
+})(typeof self !== 'undefined' ? self : globalThis);

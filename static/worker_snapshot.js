@@ -1,0 +1,67 @@
+// The worker boots Python from the build's memory snapshot (snapshot/, made by
+// static/make_snapshot.js): the interpreter with Panel, Bokeh, numpy and the app
+// imported and the page's document already built. build.py puts this at the top
+// of the worker, so the downloads start as soon as the worker exists; restoring
+// waits for the page's word to start, after the prerendered plots are drawn.
+// If the snapshot cannot be used, restoreSnapshot says why in the status and
+// returns null, and the worker boots Python the slow way.
+const SNAPSHOT = './snapshot/';
+// The first word of a Pyodide 0.27 snapshot. Restoring anything else would not
+// fail but hang (Pyodide sizes the wasm memory from it), so it is checked first;
+// Pyodide itself checks the build id that follows.
+const SNAPSHOT_MAGIC = 1886286592;
+
+function downloadGzip(name) {
+  return fetchFromSite(SNAPSHOT + name).then((response) => {
+    if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
+    return new Response(response.body.pipeThrough(new DecompressionStream('gzip'))).arrayBuffer();
+  });
+}
+
+const snapshotDownloads = Promise.all(
+  [downloadGzip('snapshot.bin.gz'), downloadGzip('site-packages.pack.gz')]);
+snapshotDownloads.catch(() => {});  // reported by restoreSnapshot
+
+// What the snapshot froze and a visitor expects fresh: the random generators'
+// state ("New draw" would give every visitor the same seed). Clocks and the
+// time zone are read from JS at each call, so they are live. (The hash seed
+// stays fixed: hash randomisation guards servers from crafted keys, and this
+// interpreter serves one page.)
+const RESEED = `
+import random
+import numpy
+random.seed()
+numpy.random.seed()
+`;
+
+async function restoreSnapshot() {
+  let hook = null;
+  try {
+    if (typeof DecompressionStream !== 'function') throw new Error('no DecompressionStream');
+    self.postMessage({type: 'status', msg: 'Restoring the saved Python session'});
+    const [snapshot, packBytes] = await snapshotDownloads;
+    if (snapshot.byteLength < 64 || new Uint32Array(snapshot, 0, 1)[0] !== SNAPSHOT_MAGIC) {
+      throw new Error('snapshot.bin.gz is not a Pyodide memory snapshot');
+    }
+    importScripts('./pyodide/pyodide.asm.js', SNAPSHOT + 'snapshot.js');
+    const pack = PyodideSnapshot.parsePack(packBytes);
+    hook = PyodideSnapshot.install(pack, pack.preload);
+    const pyodide = await loadPyodide({
+      _loadSnapshot: new Uint8Array(snapshot), _snapshotDeserializer: PyodideSnapshot.deserializer,
+    });
+    pyodide.runPython(RESEED);
+    return pyodide;
+  } catch (error) {
+    hook?.uninstall();
+    const reason = String(error?.message ?? error).split('\n')[0];
+    console.warn('The saved Python session could not be used:', error);
+    self.postMessage({type: 'status', msg: `Starting Python from scratch (${reason})`});
+    return null;
+  }
+}
+
+// The document the snapshot holds, sent as the converter's worker sends it.
+function postSnapshotDocument(pyodide) {
+  const [docs_json, render_items, root_ids] = pyodide.globals.get('_SNAPSHOT_DOC').toJs();
+  self.postMessage({type: 'render', docs_json, render_items, root_ids});
+}
