@@ -20,6 +20,13 @@ by version and sha256 and checked before it is used:
 
 Everything is added to the site's ``pyodide-lock.json``, so micropip resolves
 the whole environment from the site and never asks PyPI.
+
+The page's worker does not normally need micropip: the build runs the
+worker's code once in node and ships a memory snapshot of Pyodide with the
+packages imported and the page's document built (``snapshot/``), which the
+worker restores in about a second. When the snapshot cannot be used, the
+worker installs the environment and builds the page as Panel's converter
+wrote it, and the page says so.
 """
 
 import argparse
@@ -443,9 +450,7 @@ def convert(site: Path, app_wheel: Path | None = None):
         result = panel_convert.convert_app(
             str(ENTRY.relative_to(REPO)),
             site,
-            requirements=WORKER_REQUIREMENTS
-            if self_contained
-            else [str(app_wheel)],
+            requirements=WORKER_REQUIREMENTS if self_contained else [str(app_wheel)],
             runtime="pyodide-worker",
             prerender=True,
             panel_version="1.9.4" if self_contained else "auto",
@@ -521,6 +526,13 @@ BATCHED_LINK = (
     "    from app.worker import link_document\n\n"
     "    link_document(state.curdoc, sendPatch, setter='js')"
 )
+# Panel's worker says it is idle as soon as it has started on a change from the
+# page, so the page sends the next one at once and a drag's changes pile up
+# behind Python. Said once Python is done (and its reply sent), the page holds
+# back and merges what comes meanwhile: a drag updates as fast as Python and
+# the browser can follow.
+PANEL_IDLE = "    `)\n    self.postMessage({type: 'idle'})"
+WORKER_IDLE = "    `).finally(() => self.postMessage({type: 'idle'}))"
 
 
 # The worker boots from the snapshot when it can (see static/worker_snapshot.js).
@@ -620,13 +632,14 @@ def add_status(site: Path):
 
     The worker also waits for the page's word before it loads Pyodide, so that
     compiling 10 MB of wasm does not compete with drawing the prerendered plots,
-    and sends the document's changes one message per Python task (``app.worker``).
+    sends the document's changes one message per Python task (``app.worker``),
+    and says it is idle only when Python is done with a change.
     """
     worker = site / "main.js"
     body = worker.read_text()
-    if PANEL_LINK not in body:
+    if PANEL_LINK not in body or body.count(PANEL_IDLE) != 1:
         raise BuildError("Panel's worker no longer links the document as build.py expects")
-    body = body.replace(PANEL_LINK, BATCHED_LINK)
+    body = body.replace(PANEL_LINK, BATCHED_LINK).replace(PANEL_IDLE, WORKER_IDLE)
     worker.write_text(WORKER_ERRORS_JS.read_text() + START_GATE + body + "\n});\n")
     from app.scenario import DEFAULTS
 

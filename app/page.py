@@ -228,7 +228,11 @@ class AttentionLab(pn.viewable.Viewer):
         }
         for name, widget in self.widgets.items():
             widget.sizing_mode = widget.sizing_mode or "stretch_width"
-            throttled = "value_throttled" if "value_throttled" in widget.param else "value"
+            # In the browser build a slider acts while it is dragged: the worker takes
+            # the next value only when it is done with the last (build.WORKER_IDLE).
+            # A server would queue every value of a drag, so there it acts on release.
+            live = _in_browser_build() or "value_throttled" not in widget.param
+            throttled = "value" if live else "value_throttled"
             exponent = name in ("d_k", "n_keys")  # these sliders move over log2 of the value
             widget.param.watch(
                 lambda e, name=name, exponent=exponent: setattr(

@@ -11,11 +11,15 @@ const SNAPSHOT = './snapshot/';
 // Pyodide itself checks the build id that follows.
 const SNAPSHOT_MAGIC = 1886286592;
 
-function downloadGzip(name) {
-  return fetchFromSite(SNAPSHOT + name).then((response) => {
-    if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
-    return new Response(response.body.pipeThrough(new DecompressionStream('gzip'))).arrayBuffer();
-  });
+// A gzip file as bytes. A host that serves .gz files with Content-Encoding: gzip
+// has the browser decompress them already; then the bytes are used as they are.
+async function downloadGzip(name) {
+  const response = await fetchFromSite(SNAPSHOT + name);
+  if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes.buffer;
+  const gunzip = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Response(gunzip).arrayBuffer();
 }
 
 const snapshotDownloads = Promise.all(

@@ -50,8 +50,13 @@ def heatmap(engine) -> np.ndarray:
 
 
 def wait_until_ready(engine):
+    """Ready, with Python restored from the site's memory snapshot."""
+    status = "document.getElementById('lab-status')"
     assert engine.wait_for(SETTLED_JS, timeout=BOOT_TIMEOUT) == "ready", engine.evaluate(
-        "document.getElementById('lab-status').textContent"
+        f"{status}.textContent"
+    )
+    assert engine.evaluate(f"{status}.dataset.boot") == "snapshot", engine.evaluate(
+        f"{status}.textContent"
     )
 
 

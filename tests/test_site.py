@@ -8,7 +8,9 @@ page needs nothing from outside the machine.
 
 import gzip
 import json
+import random
 import time
+from urllib.parse import parse_qsl
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +27,10 @@ from playwright.sync_api import sync_playwright
 
 import build
 from app import theory
-from app.simulation import Settings, simulate
+from app.captions import rule_key_label
+from app.plots import RULE_NAMES
+from app.scenario import DEFAULTS, read_query
+from app.simulation import SCALING_RULES, Settings, simulate
 
 BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here
 DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "n_queries": 64}
@@ -433,7 +438,9 @@ class AlteredSnapshotHandler(build.SiteHandler):
 
     def do_GET(self):
         if self.path.endswith("snapshot.bin.gz"):
-            snapshot = gzip.decompress((Path(self.directory) / "snapshot/snapshot.bin.gz").read_bytes())
+            snapshot = gzip.decompress(
+                (Path(self.directory) / "snapshot/snapshot.bin.gz").read_bytes()
+            )
             body = gzip.compress(type(self).alter(snapshot))
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
@@ -451,7 +458,9 @@ BAD_SNAPSHOTS = {
         (AlteredSnapshotHandler,),
         {"alter": lambda b: b[:16] + bytes([b[16] ^ 1]) + b[17:]},
     ),
-    "not a snapshot": type("Handler", (AlteredSnapshotHandler,), {"alter": lambda b: b[:4096][::-1]}),
+    "not a snapshot": type(
+        "Handler", (AlteredSnapshotHandler,), {"alter": lambda b: b[:4096][::-1]}
+    ),
 }
 
 
@@ -503,3 +512,122 @@ def test_a_failed_load_says_so_instead_of_spinning(offline, site, missing):
         assert not page.evaluate("document.body.classList.contains('pn-loading')")
         assert page.locator("canvas").count() >= 8
         page.close()
+
+
+SLIDERS = 4  # d_k, variance, n, T, in page order
+SLIDER_KEYS = ["ArrowRight", "ArrowLeft", "PageUp", "PageDown", "Home", "End"]
+# Every number in every data source of the live document is finite.
+ALL_SOURCES_FINITE_JS = """() => {
+  const bad = [];
+  for (const m of [...Bokeh.documents].at(-1).all_models) {
+    if (m.constructor.__name__ !== 'ColumnDataSource') continue;
+    const data = m.data instanceof Map ? [...m.data.entries()] : Object.entries(m.data);
+    for (const [column, values] of data) {
+      const flat = (v) => (v !== null && typeof v === 'object' && typeof v.length === 'number')
+        ? Array.from(v).flatMap(flat) : [v];
+      if (flat(values).some((v) => typeof v === 'number' && !Number.isFinite(v))) {
+        bad.push(`${m.name}.${column}`);
+      }
+    }
+  }
+  return bad;
+}"""
+WORKER_MEMORY_JS = """() => [
+  self.pyodide._module.HEAPU8.length,
+  self.pyodide.runPython('import gc, sys; gc.collect(); sys.getallocatedblocks()'),
+]"""
+# Before the page loads: count the changes the page sends the worker and the worker's
+# "idle" replies (one per change, sent once Python is done with it and has replied).
+COUNT_WORKER_MESSAGES_JS = """(() => {
+  window.__sent = 0;
+  window.__done = 0;
+  const post = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (message, ...rest) {
+    if (message?.type === 'patch') window.__sent++;
+    return post.call(this, message, ...rest);
+  };
+  const Original = window.Worker;
+  window.Worker = class extends Original {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (e) => { if (e.data?.type === 'idle') window.__done++; });
+    }
+  };
+})();"""
+# The worker has answered every change and the page holds none back.
+SETTLED_JS = "() => window.__sent === window.__done && pyodideWorker.queue.length === 0"
+
+
+def soak_actions(page, rng):
+    """One random move: a key on a slider, a fast drag, a rule, a rule toggle or the seed."""
+    kind = rng.choice(["key", "key", "key", "drag", "rule", "toggle", "seed"])
+    if kind == "key":
+        page.locator(".noUi-handle").nth(rng.randrange(SLIDERS)).press(rng.choice(SLIDER_KEYS))
+    elif kind == "drag":
+        index = rng.randrange(SLIDERS)
+        track = page.locator(".noUi-target").nth(index).bounding_box()
+        handle = page.locator(".noUi-handle").nth(index).bounding_box()
+        y = handle["y"] + handle["height"] / 2
+        page.mouse.move(handle["x"] + handle["width"] / 2, y)
+        page.mouse.down()
+        for _ in range(rng.randrange(2, 6)):  # no waiting: faster than the worker
+            page.mouse.move(track["x"] + rng.random() * track["width"], y, steps=3)
+        page.mouse.up()
+    elif kind == "rule":
+        name = RULE_NAMES[rng.choice(list(SCALING_RULES))]
+        page.get_by_role("button", name=name, exact=True).click()
+    elif kind == "toggle":
+        name = rule_key_label(rng.choice(list(SCALING_RULES)))
+        page.get_by_role("button", name=name, exact=True).click()
+    else:
+        page.get_by_role("button", name=rng.choice(["New draw", "increase seed"])).click()
+
+
+def test_a_thousand_fast_moves_leave_the_page_correct_and_its_memory_flat(
+    offline, site_url, output_dir
+):
+    """Soak: keyboard and fast drags on every control, extremes included, faster than the
+    worker can follow. Then: no console errors, finite data, the numbers `simulate` gives
+    for the scenario in the URL, and the worker's memory as it was after the first moves
+    (which reach every extreme, so the wasm heap has grown to its largest already)."""
+    page = offline.new_page()
+    page.add_init_script(COUNT_WORKER_MESSAGES_JS)
+    console = Console(page)
+    page.goto(site_url)
+    wait_until_ready(page)
+    (worker,) = page.workers
+    for index in range(SLIDERS):  # every slider to both ends
+        for key in ("End", "Home"):
+            page.locator(".noUi-handle").nth(index).press(key)
+            page.wait_for_function(SETTLED_JS)
+    page.locator(".noUi-handle").nth(0).press("End")  # d_k = 1024 with n = 1024 below
+    page.locator(".noUi-handle").nth(2).press("End")
+    page.wait_for_function(SETTLED_JS)
+    first = worker.evaluate(WORKER_MEMORY_JS)
+
+    rng = random.Random(8)
+    for _ in range(1000):
+        soak_actions(page, rng)
+    page.wait_for_function(SETTLED_JS, timeout=60_000)
+
+    query = dict(parse_qsl(page.evaluate("location.search").lstrip("?")))
+    values, notices = read_query(query)
+    assert notices == []
+    settings = Settings(**{**DEFAULTS, **values, "n_queries": 64})
+    assert_shows_weights_of(page, settings)
+    assert page.locator(".noUi-handle").nth(0).get_attribute("aria-valuetext") == str(settings.d_k)
+    assert page.evaluate(ALL_SOURCES_FINITE_JS) == []
+    assert console.errors == []
+    after = worker.evaluate(WORKER_MEMORY_JS)
+    (output_dir / "soak-memory.json").write_text(
+        json.dumps(
+            {
+                "after first moves": first,
+                "after 1000 moves": after,
+                "as": ["wasm heap bytes", "Python allocated blocks"],
+            }
+        )
+    )
+    assert after[0] <= 1.1 * first[0], (first, after)  # wasm heap, bytes
+    assert after[1] <= 1.1 * first[1], (first, after)  # Python's allocated blocks
+    page.close()

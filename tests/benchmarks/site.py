@@ -1,19 +1,36 @@
-"""The self-contained site in headless Chromium, offline, against a bare Pyodide floor.
+"""The self-contained site in headless Chromium, offline, against its floors.
 
-For the app: time to first paint, to prerendered plots on screen, to
-interactive (the live page embedded and linked); slider-move latency (key
-press on d_k to the first frame after the heatmap's data changed) over 40
-moves; bytes transferred and the ten largest files. In the same run, the
-floor: a bare page whose worker boots the same Pyodide from the same folder
-and imports numpy. Each page is loaded 3 times, alternating, in a fresh
-browser context (empty cache); medians are reported with the ratios app/floor.
+Start-up, per page variant (each loaded RUNS times, alternating, in a fresh
+browser context with an empty cache; medians):
 
-Aims (reported, not asserted): plots visible under 1 s, p95 slider latency
-under 100 ms, interactive within 2x the floor.
+- first paint, prerendered plots on screen (8 canvases), interactive (the
+  status bar says ready: the link's scenario is live), bytes served (what the
+  browser receives: this server does not compress) and peak memory (the
+  highest resident set of the page's renderer process, which runs the worker;
+  VmHWM from /proc).
+- Variants: the site as built (Python restored from its memory snapshot); the
+  same site with the snapshot missing (Python started from scratch); and the
+  floor, a bare page whose worker boots the same Pyodide and imports numpy.
+  ``--before DIR`` adds another built site (for example an older commit's).
 
-Run: python tests/benchmarks/site.py   (builds the site first if it is stale)
+Slider moves, on the first load of the site as built:
+
+- keyboard: MOVES presses of an arrow key on d_k (64 <-> 128), each timed
+  from the key press to the last animation frame (BokehJS paints its canvases
+  in animation frames; the move is painted when they stop);
+- rendering floor: the same recorded patches from the worker re-applied from
+  JS in one task through the page's own message handler, timed the same way;
+- drag: the variance slider dragged back and forth by the mouse at the
+  display's frame rate for DRAG_SECONDS; updates per second are the worker's
+  patches that reached the page during the drag.
+
+Aims (reported, not asserted): interactive within 1.3x the floor, a move
+within 1.3x the rendering floor.
+
+Run: python tests/benchmarks/site.py [--before DIR]   (builds the site if stale)
 """
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -27,9 +44,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from browser import OFFLINE_ARGS, http_server, launch
 
 import build
-from benchmarks.page import HOOK_JS, move_latencies
 
 RUNS = 3
+MOVES = 40
+DRAG_SECONDS = 3.0
+QUIET_MS = 150  # a move is painted once no animation frame has run for this long
+
 # True once 8 plot canvases are in the page (they live in shadow roots).
 EIGHT_CANVASES_JS = """() => {
   let canvases = 0;
@@ -40,6 +60,37 @@ EIGHT_CANVASES_JS = """() => {
   walk(document);
   return canvases >= 8;
 }"""
+
+# Before the page loads: the end of every animation-frame callback.
+FRAMES_JS = """(() => {
+  const raf = window.requestAnimationFrame.bind(window);
+  window.__lastFrame = 0;
+  window.requestAnimationFrame = (callback) => raf((time) => {
+    try { callback(time); } finally { window.__lastFrame = performance.now(); }
+  });
+})();"""
+
+# Once live: keep the worker's patch messages while window.__patches is an array.
+RECORD_JS = """() => {
+  window.__patches = null;
+  pyodideWorker.addEventListener('message', (event) => {
+    if (event.data.type === 'patch' && window.__patches) window.__patches.push(event.data);
+  });
+}"""
+
+# Resolves with the end of the last animation frame once `changed()` holds and no
+# frame has run for QUIET_MS.
+PAINTED_JS = f"""(changed) => new Promise((resolve, reject) => {{
+  const t0 = performance.now();
+  const poll = () => {{
+    const now = performance.now();
+    if (changed() && now - Math.max(window.__lastFrame, t0) > {QUIET_MS}) {{
+      resolve(window.__lastFrame);
+    }} else if (now - t0 > 30000) reject(new Error('not painted in 30 s'));
+    else setTimeout(poll, 2);
+  }};
+  poll();
+}})"""
 
 FLOOR_HTML = """<!DOCTYPE html><html><body><p id="state">loading</p><script>
 const worker = new Worker('./floor.js');
@@ -58,109 +109,242 @@ class CountingHandler(build.SiteHandler):
     """The site's handler, recording the bytes of every file it serves."""
 
     served: list
+    missing: tuple = ()
+
+    def do_GET(self):
+        if self.path.split("?")[0].endswith(self.missing):
+            self.send_error(404)
+        else:
+            super().do_GET()
 
     def copyfile(self, source, outputfile):
-        path = self.translate_path(self.path)
-        self.served.append((Path(path).name, Path(path).stat().st_size))
+        path = Path(self.translate_path(self.path))
+        self.served.append((path.name, path.stat().st_size))
         super().copyfile(source, outputfile)
 
 
-def counting_handler() -> tuple[type, list]:
-    """A site handler class and the list of ``(file, bytes)`` it records."""
-    served = []
-    return type("Handler", (CountingHandler,), {"served": served}), served
+def handler(missing=()) -> type:
+    return type("Handler", (CountingHandler,), {"served": [], "missing": missing})
 
 
-def load_app(browser, url, moves: bool):
+def renderers() -> set[int]:
+    """Process ids of Chromium's renderer processes."""
+    pids = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and b"--type=renderer" in (proc / "cmdline").read_bytes():
+                pids.add(int(proc.name))
+        except OSError:
+            pass
+    return pids
+
+
+def peak_mb(pids) -> float:
+    """The highest resident set (VmHWM) of any process in ``pids``, in MB."""
+    peaks = []
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        kb = next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM"))
+        peaks.append(int(kb) / 1e3)
+    return max(peaks, default=float("nan"))
+
+
+def painted_after(page, action_js, changed_js) -> float:
+    """Run ``action_js`` (JS statement) and time it to the last frame painted after it."""
+    return page.evaluate(
+        f"""async () => {{
+          const t0 = performance.now();
+          {action_js}
+          return (await ({PAINTED_JS})({changed_js})) - t0;
+        }}"""
+    )
+
+
+def keyboard_moves(page) -> tuple[list, list]:
+    """MOVES arrow-key presses on d_k: ms to painted, and the worker's patches per move."""
+    page.locator(".noUi-handle").nth(0).focus()
+    painted, patches = [], []
+    for i in range(MOVES):
+        page.evaluate("window.__patches = []")
+        start = page.evaluate("performance.now()")
+        page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+        end = page.evaluate(
+            f"({PAINTED_JS})(() => window.__patches.length > 0 && !pyodideWorker.busy)"
+        )
+        painted.append(end - start)
+        patches.append(page.evaluate("window.__patches.length"))
+    return painted, patches
+
+
+def rendering_floor(page) -> list:
+    """The recorded patches of alternate moves re-applied from JS, one task per move."""
+    page.evaluate("window.__patches = []")
+    page.locator(".noUi-handle").nth(0).focus()
+    for key in ("ArrowRight", "ArrowLeft"):
+        page.evaluate("window.__moveStart = window.__patches.length")
+        page.keyboard.press(key)
+        page.wait_for_function(
+            "window.__patches.length > window.__moveStart && !pyodideWorker.busy"
+        )
+    page.evaluate(f"({PAINTED_JS})(() => true)")
+    page.evaluate("window.__recorded = window.__patches.slice(); window.__patches = null")
+    return [
+        painted_after(
+            page,
+            f"pyodideWorker.onmessage({{data: window.__recorded[{i % 2}]}});",
+            "() => true",
+        )
+        for i in range(MOVES)
+    ]
+
+
+def drag_updates_per_second(page) -> float:
+    """Drag the variance slider back and forth at the frame rate; worker updates per s."""
+    handle = page.locator(".noUi-handle").nth(2)
+    track = page.locator(".noUi-target").nth(2).bounding_box()
+    box = handle.bounding_box()
+    y = box["y"] + box["height"] / 2
+    left, right = track["x"] + 4, track["x"] + track["width"] - 4
+    page.mouse.move(box["x"] + box["width"] / 2, y)
+    page.mouse.down()
+    page.evaluate("window.__patches = []")
+    start = page.evaluate("performance.now()")
+    frame = 0
+    while page.evaluate("performance.now()") - start < DRAG_SECONDS * 1e3:
+        phase = (frame % 120) / 60  # 0..2: one sweep right, one back, at 60 frames each
+        x = left + (right - left) * (phase if phase <= 1 else 2 - phase)
+        page.mouse.move(x, y)
+        page.evaluate("new Promise((resolve) => requestAnimationFrame(resolve))")
+        frame += 1
+    elapsed = page.evaluate("performance.now()") - start
+    updates = page.evaluate("window.__patches.length")
+    page.mouse.up()
+    page.evaluate(f"({PAINTED_JS})(() => !pyodideWorker.busy)")
+    return updates / (elapsed / 1e3)
+
+
+def load_app(browser, url, moves: bool) -> dict:
+    before = renderers()
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(FRAMES_JS)
     page = context.new_page()
     page.goto(url)
     page.wait_for_function(EIGHT_CANVASES_JS, polling="raf", timeout=60_000)
-    plots = page.evaluate("performance.now()")
+    result = {"plots": page.evaluate("performance.now()")}
     page.wait_for_function(
         "() => document.getElementById('lab-status').dataset.state !== 'loading'",
         polling=10,
         timeout=300_000,
     )
-    state = page.evaluate("document.getElementById('lab-status').dataset.state")
-    if state != "ready":
+    if page.evaluate("document.getElementById('lab-status').dataset.state") != "ready":
         raise RuntimeError(page.locator("#lab-status").inner_text())
-    interactive = page.evaluate("performance.now()")
-    paint = page.evaluate(
+    result["interactive"] = page.evaluate("performance.now()")
+    result["paint"] = page.evaluate(
         "performance.getEntriesByType('paint').find((e) => e.name === 'first-paint').startTime"
     )
-    latencies = ([], [])
+    result["boot"] = page.evaluate("document.getElementById('lab-status').dataset.boot")
     if moves:
-        page.evaluate(HOOK_JS)
-        latencies = move_latencies(page, 0)
+        page.evaluate(RECORD_JS)
+        result["moves"], result["patches"] = keyboard_moves(page)
+        result["floor moves"] = rendering_floor(page)
+        result["drag"] = drag_updates_per_second(page)
+    result["memory"] = peak_mb(renderers() - before)
     context.close()
-    return {"paint": paint, "plots": plots, "interactive": interactive}, latencies
+    return result
 
 
-def load_floor(browser, url):
+def load_floor(browser, url) -> dict:
+    before = renderers()
     context = browser.new_context()
     page = context.new_page()
     page.goto(url + "floor.html")
     page.wait_for_function("() => window.ready !== undefined", polling=10, timeout=300_000)
-    ready = page.evaluate("window.ready")
+    result = {"interactive": page.evaluate("window.ready"), "memory": peak_mb(renderers() - before)}
     context.close()
-    return ready
+    return result
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", type=Path, help="another built site to measure alongside")
+    args = parser.parse_args(argv)
     if build.is_stale(build.SITE):
         build.build()
-    with tempfile.TemporaryDirectory() as tmp:
+    variants = {  # name -> (site folder, handler, measure moves)
+        "site": (build.SITE, handler(), True),
+        "no snapshot": (build.SITE, handler(missing=("snapshot.bin.gz",)), False),
+    }
+    if args.before:
+        variants["before"] = (args.before.resolve(), handler(), True)
+    runs = {name: [] for name in [*variants, "floor"]}
+    served = {}
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         floor_dir = Path(tmp)
         (floor_dir / "floor.html").write_text(FLOOR_HTML)
         (floor_dir / "floor.js").write_text(FLOOR_WORKER)
         (floor_dir / "pyodide").symlink_to(build.SITE / "pyodide")
-        app_handler, app_served = counting_handler()
-        floor_handler, floor_served = counting_handler()
-        app_runs, floor_runs, latencies = [], [], None
-        with (
-            http_server(build.SITE, app_handler) as app_url,
-            http_server(floor_dir, floor_handler) as floor_url,
-            sync_playwright() as p,
-        ):
-            browser = launch(p, OFFLINE_ARGS)
-            for run in range(RUNS):
-                if run == 0:
-                    app_served.clear()
-                times, moves = load_app(browser, app_url, moves=run == 0)
-                app_runs.append(times)
-                latencies = latencies or moves
-                if run == 0:
-                    first_load = list(app_served)
-                floor_runs.append(load_floor(browser, floor_url))
-                if run == 0:
-                    floor_bytes = sum(size for _, size in floor_served)
-            browser.close()
+        floor_handler = handler()
+        browser = launch(p, OFFLINE_ARGS)
+        for run in range(RUNS):
+            for name, (folder, site_handler, moves) in variants.items():
+                site_handler.served.clear()
+                with http_server(folder, site_handler) as url:
+                    runs[name].append(load_app(browser, url, moves and run == 0))
+                served.setdefault(name, list(site_handler.served))
+            floor_handler.served.clear()
+            with http_server(floor_dir, floor_handler) as url:
+                runs["floor"].append(load_floor(browser, url))
+            served.setdefault("floor", list(floor_handler.served))
+        browser.close()
+    report(runs, served)
 
-    def median(key):
-        return statistics.median(r[key] for r in app_runs)
 
-    floor = statistics.median(floor_runs)
-    app_bytes = sum(size for _, size in first_load)
-    print(f"Offline site in Chromium; medians of {RUNS} cold loads (ms)")
-    print(f"  first paint                {median('paint'):8.0f}")
-    print(f"  prerendered plots visible  {median('plots'):8.0f}")
-    print(f"  interactive                {median('interactive'):8.0f}")
-    print(f"  floor (Pyodide + numpy)    {floor:8.0f}")
-    print(f"  ratio interactive / floor  {median('interactive') / floor:8.2f}")
-    print(f"Slider move (d_k, keyboard), {len(latencies[0])} moves (ms)")
-    for label, values in zip(("plots updated", "plots and text updated"), latencies, strict=True):
-        print(
-            f"  {label:<24} median {statistics.median(values):6.1f}"
-            f"   p95 {np.percentile(values, 95):6.1f}"
-        )
-    print(
-        f"Transferred: app {app_bytes / 1e6:.1f} MB in {len(first_load)} requests; "
-        f"floor {floor_bytes / 1e6:.1f} MB; ratio {app_bytes / floor_bytes:.2f}"
+def report(runs, served):
+    def median(name, key):
+        values = [r[key] for r in runs[name] if key in r]
+        return statistics.median(values) if values else float("nan")
+
+    floor = median("floor", "interactive")
+    names = list(runs)
+    print(f"Offline site in Chromium, 2 cores; medians of {RUNS} cold loads; ms unless noted")
+    print(f"{'':<30}" + "".join(f"{n:>14}" for n in names))
+
+    def row(label, values, fmt="{:14.0f}"):
+        print(f"{label:<30}" + "".join(fmt.format(v) for v in values))
+
+    row("first paint", [median(n, "paint") for n in names])
+    row("prerendered plots on screen", [median(n, "plots") for n in names])
+    row("interactive", [median(n, "interactive") for n in names])
+    row("  / floor", [median(n, "interactive") / floor for n in names], "{:14.2f}")
+    row(
+        "bytes served (MB)",
+        [sum(size for _, size in served[n]) / 1e6 for n in names],
+        "{:14.1f}",
     )
-    print("Ten largest files:")
-    for name, size in sorted(set(first_load), key=lambda f: -f[1])[:10]:
-        print(f"  {size / 1e6:7.2f} MB  {name}")
+    row("peak memory (MB, renderer)", [median(n, "memory") for n in names])
+    print("Python started from:", {n: runs[n][0].get("boot") for n in names if n != "floor"})
+    for name in names:
+        first = runs[name][0]
+        if "moves" not in first:
+            continue
+        moves, floor_moves = first["moves"], first["floor moves"]
+        print(f"\nSlider, {name}: {MOVES} d_k moves, key press to last canvas painted (ms)")
+        for label, values in (("live", moves), ("rendering floor (replayed)", floor_moves)):
+            print(
+                f"  {label:<28} median {statistics.median(values):6.1f}"
+                f"   p95 {np.percentile(values, 95):6.1f}"
+            )
+        print(
+            f"  live / floor (medians)       {statistics.median(moves) / statistics.median(floor_moves):6.2f}"
+            f"   worker messages per move: {statistics.median(first['patches']):.0f}"
+        )
+        print(f"  drag (variance slider): {first['drag']:.1f} updates per second")
+    for name in names:
+        largest = sorted(set(served[name]), key=lambda f: -f[1])[:5]
+        print(f"\nLargest files, {name}: " + ", ".join(f"{n} {s / 1e6:.1f} MB" for n, s in largest))
 
 
 if __name__ == "__main__":
