@@ -10,8 +10,8 @@ import gzip
 import json
 import random
 import time
-from urllib.parse import parse_qsl
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import numpy as np
 import pytest

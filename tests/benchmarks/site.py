@@ -337,10 +337,9 @@ def report(runs, served):
                 f"  {label:<28} median {statistics.median(values):6.1f}"
                 f"   p95 {np.percentile(values, 95):6.1f}"
             )
-        print(
-            f"  live / floor (medians)       {statistics.median(moves) / statistics.median(floor_moves):6.2f}"
-            f"   worker messages per move: {statistics.median(first['patches']):.0f}"
-        )
+        ratio = statistics.median(moves) / statistics.median(floor_moves)
+        messages = statistics.median(first["patches"])
+        print(f"  live / floor (medians)       {ratio:6.2f}   messages per move {messages:.0f}")
         print(f"  drag (variance slider): {first['drag']:.1f} updates per second")
     for name in names:
         largest = sorted(set(served[name]), key=lambda f: -f[1])[:5]
