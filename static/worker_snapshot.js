@@ -11,20 +11,27 @@ const SNAPSHOT = './snapshot/';
 // Pyodide itself checks the build id that follows.
 const SNAPSHOT_MAGIC = 1886286592;
 
-// A gzip file as bytes. A host that serves .gz files with Content-Encoding: gzip
-// has the browser decompress them already; then the bytes are used as they are.
-async function downloadGzip(name) {
-  const response = await fetchFromSite(SNAPSHOT + name);
+// The snapshot's files download as soon as the worker exists (the network is
+// idle while the page draws its prerendered plots); they are decompressed only
+// once the page says start, so that the CPU goes to drawing first.
+async function download(name) {
+  const response = await fetchFromSite(SNAPSHOT + name, {signal: snapshotAborted.signal});
   if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
-  const bytes = new Uint8Array(await response.arrayBuffer());
-  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes.buffer;
-  const gunzip = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-  return new Response(gunzip).arrayBuffer();
+  return new Uint8Array(await response.arrayBuffer());
 }
 
-const snapshotDownloads = Promise.all(
-  [downloadGzip('snapshot.bin.gz'), downloadGzip('site-packages.pack.gz')]);
-snapshotDownloads.catch(() => {});  // reported by restoreSnapshot
+// A host that serves .gz files with Content-Encoding: gzip has the browser
+// decompress them already; then the bytes are used as they are.
+function gunzip(bytes) {
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes.buffer;
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Response(stream).arrayBuffer();
+}
+
+const snapshotAborted = new AbortController();
+const snapshotDownloads = Promise.all([download('snapshot.bin.gz'), download('site-packages.pack.gz')]);
+// One failed download makes the other useless; restoreSnapshot reports the failure.
+snapshotDownloads.catch(() => snapshotAborted.abort());
 
 // What the snapshot froze and a visitor expects fresh: the random generators'
 // state ("New draw" would give every visitor the same seed). Clocks and the
@@ -43,7 +50,7 @@ async function restoreSnapshot() {
   try {
     if (typeof DecompressionStream !== 'function') throw new Error('no DecompressionStream');
     self.postMessage({type: 'status', msg: 'Restoring the saved Python session'});
-    const [snapshot, packBytes] = await snapshotDownloads;
+    const [snapshot, packBytes] = await Promise.all((await snapshotDownloads).map(gunzip));
     if (snapshot.byteLength < 64 || new Uint32Array(snapshot, 0, 1)[0] !== SNAPSHOT_MAGIC) {
       throw new Error('snapshot.bin.gz is not a Pyodide memory snapshot');
     }

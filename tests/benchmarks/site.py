@@ -180,21 +180,19 @@ def keyboard_moves(page) -> tuple[list, list]:
 
 
 def rendering_floor(page) -> list:
-    """The recorded patches of alternate moves re-applied from JS, one task per move."""
-    page.evaluate("window.__patches = []")
+    """The recorded patches of alternate moves re-applied from JS, all of a move in one task."""
     page.locator(".noUi-handle").nth(0).focus()
+    page.evaluate("window.__recorded = []")
     for key in ("ArrowRight", "ArrowLeft"):
-        page.evaluate("window.__moveStart = window.__patches.length")
+        page.evaluate("window.__patches = []")
         page.keyboard.press(key)
-        page.wait_for_function(
-            "window.__patches.length > window.__moveStart && !pyodideWorker.busy"
-        )
-    page.evaluate(f"({PAINTED_JS})(() => true)")
-    page.evaluate("window.__recorded = window.__patches.slice(); window.__patches = null")
+        page.evaluate(f"({PAINTED_JS})(() => window.__patches.length > 0 && !pyodideWorker.busy)")
+        page.evaluate("window.__recorded.push(window.__patches)")
+    page.evaluate("window.__patches = null")
     return [
         painted_after(
             page,
-            f"pyodideWorker.onmessage({{data: window.__recorded[{i % 2}]}});",
+            f"for (const data of window.__recorded[{i % 2}]) pyodideWorker.onmessage({{data}});",
             "() => true",
         )
         for i in range(MOVES)
