@@ -174,7 +174,11 @@ def layer_norm(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def simulate(settings: Settings) -> Snapshot:
     """Draw queries and keys for ``settings`` and compute the attention metrics."""
-    q, k = draw(settings)
+    return attend(settings, *draw(settings))
+
+
+def attend(settings: Settings, q: np.ndarray, k: np.ndarray) -> Snapshot:
+    """The attention metrics of given queries and keys under ``settings``' rule."""
     return _attend(settings, q, k, *_prepared(settings.scaling, q, k))
 
 

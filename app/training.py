@@ -1,0 +1,257 @@
+"""Does the scaling rule change learning? A small, exact training run.
+
+Self-retrieval, the matching step of an induction or copy head: each of n
+tokens must attend to itself among all n. From one seeded draw,
+
+    X ~ N(0, 1)^(n x d_model),  W_Q, W_K ~ N(0, variance / d_model)^(d_model x d_k)
+
+(so every query and key component has variance ``variance``, as in the rest
+of the simulation), the forward pass is
+
+    Q = X W_Q,  K = X W_K         (layer-normalised rows, no gain, under qk_norm)
+    Z = c Q K^T / T,  P = softmax(Z) row-wise,
+    L = 1/(2n) sum_i ||P_i - e_i||^2,
+
+the squared error of the attention output when the values are the tokens'
+one-hot indices. Full-batch gradient descent on W_Q and W_K, one learning
+rate for every rule, from the same draw.
+
+Why squared error on the output and not cross-entropy on the weights: the
+gradient of -log p_target with respect to the logits is p - y, which does not
+vanish when the softmax saturates (the log undoes the exp); the squared error
+passes through the softmax Jacobian, as any loss downstream of attention does.
+
+Exact and cheap in any d_k: every gradient step adds to W_Q and W_K rows in
+the span of their initial rows (and, under the layer norm, of the all-ones
+vector). With B an orthonormal basis of that span (r <= 2 d_model + 1 rows),
+W = A B and everything is computed on the d_model x r coordinates A: Q K^T =
+X A_Q A_K^T X^T, the layer norm's mean and variance are inner products with
+the coordinates of the all-ones vector, and ||dL/dW_Q||_F = ||dL/dA_Q||_F.
+Runs are batched over rules (and over d_k in ``training_sweep``).
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.simulation import LAYER_NORM_EPS, SCALING_RULES, Settings, scale_factor
+
+DEFAULT_STEPS = 200
+DEFAULT_LEARNING_RATE = 2.0
+DEFAULT_D_MODEL = 16
+# Inclusive bounds of train's arguments.
+BOUNDS = {"steps": (1, 5000), "learning_rate": (1e-4, 1e4), "d_model": (1, 256)}
+
+# The experiment, as the page shows it.
+TRAINING_LOSS_TEX = r"L = \tfrac{1}{2n}\textstyle\sum_i \|p_i - e_i\|^2"
+GRADIENT_STEP_TEX = r"W \leftarrow W - \eta\, \partial L/\partial W"
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """One rule's training curves and the initial draw they start from.
+
+    Attributes
+    ----------
+    loss, accuracy, max_weight, grad_norm : ndarray, shape (steps + 1,)
+        At index s, after s updates: the loss, the share of rows whose largest
+        weight is on their own token, the median over rows of the largest
+        weight, and ``||dL/dW_Q||_F``.
+    x : ndarray, shape (n, d_model)
+    w_q, w_k : ndarray, shape (d_model, d_k)
+        The initial arrays (the same for every rule), to replay the run elsewhere.
+    """
+
+    loss: np.ndarray
+    accuracy: np.ndarray
+    max_weight: np.ndarray
+    grad_norm: np.ndarray
+    x: np.ndarray
+    w_q: np.ndarray
+    w_k: np.ndarray
+
+
+def initial_draw(settings: Settings, d_model: int = DEFAULT_D_MODEL):
+    """``X``, ``W_Q``, ``W_K`` from ``default_rng(settings.seed)``, in that order."""
+    rng = np.random.default_rng(settings.seed)
+    x = rng.standard_normal((settings.n_keys, d_model))
+    sd = math.sqrt(settings.variance / d_model)
+    w_q = sd * rng.standard_normal((d_model, settings.d_k))
+    w_k = sd * rng.standard_normal((d_model, settings.d_k))
+    return x, w_q, w_k
+
+
+def train(
+    settings: Settings,
+    steps: int = DEFAULT_STEPS,
+    learning_rate: float = DEFAULT_LEARNING_RATE,
+    d_model: int = DEFAULT_D_MODEL,
+) -> dict[str, TrainingRun]:
+    """Train the same initial model under every scaling rule.
+
+    Parameters
+    ----------
+    settings : Settings
+        d_k, variance, n_keys (the number of tokens n), temperature and seed;
+        its scaling rule only says which run the page highlights.
+    steps : int
+        Gradient steps, 1 to 5000.
+    learning_rate : float
+        The step size, shared by every rule, 1e-4 to 1e4.
+    d_model : int
+        Width of the tokens, 1 to 256.
+
+    Returns
+    -------
+    dict of str to TrainingRun
+        Keyed by every rule in ``SCALING_RULES``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, the value received and what is allowed.
+    """
+    steps, learning_rate, d_model = _checked(steps, learning_rate, d_model)
+    x, w_q, w_k = initial_draw(settings, d_model)
+    curves = _descend(
+        settings, x, [(w_q, w_k)] * len(SCALING_RULES), SCALING_RULES, steps, learning_rate
+    )
+    return {
+        rule: TrainingRun(
+            **{name: values[i] for name, values in curves.items()}, x=x, w_q=w_q, w_k=w_k
+        )
+        for i, rule in enumerate(SCALING_RULES)
+    }
+
+
+def training_sweep(
+    settings: Settings,
+    d_ks,
+    steps: int = DEFAULT_STEPS,
+    learning_rate: float = DEFAULT_LEARNING_RATE,
+    d_model: int = DEFAULT_D_MODEL,
+) -> dict[str, dict[str, np.ndarray]]:
+    """Loss and accuracy after ``steps`` updates, per rule, for each d_k in ``d_ks``.
+
+    Each d_k trains from its own draw with ``settings.seed`` (as ``train`` would
+    at that d_k). Returns ``{rule: {"loss": (len(d_ks),), "accuracy": ...}}``.
+    """
+    steps, learning_rate, d_model = _checked(steps, learning_rate, d_model)
+    draws, rules, x = [], [], None
+    for d_k in d_ks:
+        x, w_q, w_k = initial_draw(Settings(**{**_fields(settings), "d_k": int(d_k)}), d_model)
+        draws += [(w_q, w_k)] * len(SCALING_RULES)
+        rules += list(SCALING_RULES)
+    curves = _descend(settings, x, draws, rules, steps, learning_rate, final_only=True)
+    shape = (len(d_ks), len(SCALING_RULES))
+    return {
+        rule: {name: curves[name].reshape(shape)[:, i] for name in ("loss", "accuracy")}
+        for i, rule in enumerate(SCALING_RULES)
+    }
+
+
+def _fields(settings: Settings) -> dict:
+    return {name: getattr(settings, name) for name in settings.__dataclass_fields__}
+
+
+def _checked(steps, learning_rate, d_model):
+    for name, value in (("steps", steps), ("learning_rate", learning_rate), ("d_model", d_model)):
+        low, high = BOUNDS[name]
+        integer = name != "learning_rate"
+        kind = "an integer" if integer else "a finite number"
+        numeric = int | np.integer if integer else int | float | np.integer | np.floating
+        ok = isinstance(value, numeric) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value) or not low <= value <= high:
+            raise ValueError(f"{name} must be {kind} from {low:g} to {high:g}; got {value!r}")
+    return int(steps), float(learning_rate), int(d_model)
+
+
+def _coordinates(w_q, w_k):
+    """``A_Q``, ``A_K`` and the all-ones vector's coordinates in an orthonormal basis of
+    the rows of ``W_Q``, ``W_K`` and the all-ones vector, padded to ``2 d_model + 1``."""
+    d_model, d_k = w_q.shape
+    ones = np.ones((1, d_k))
+    basis = np.linalg.qr(np.vstack([w_q, w_k, ones]).T)[0]  # (d_k, r), r = min(d_k, 2m+1)
+    width = 2 * d_model + 1
+    pad = ((0, 0), (0, width - basis.shape[1]))
+    return np.pad(w_q @ basis, pad), np.pad(w_k @ basis, pad), np.pad(ones @ basis, pad)[0]
+
+
+def _layer_norm(v, ones, d_k):
+    """Rows of ``v`` (coordinates) layer-normalised over the d_k full components."""
+    mean = (v @ ones[:, :, None]) / d_k[:, None, None]  # (b, n, 1): v . 1 / d_k
+    centred = v - mean * ones[:, None, :]
+    sigma = np.sqrt(
+        np.sum(centred**2, axis=-1, keepdims=True) / d_k[:, None, None] + LAYER_NORM_EPS
+    )
+    return centred / sigma, sigma
+
+
+def _layer_norm_backward(grad, normed, sigma, ones, d_k):
+    """dL/dv from dL/dy for y = layer_norm(v): (dy - mean(dy) - y mean(dy y)) / sigma."""
+    d = d_k[:, None, None]
+    mean_grad = (grad @ ones[:, :, None]) / d
+    mean_grad_y = np.sum(grad * normed, axis=-1, keepdims=True) / d
+    return (grad - mean_grad * ones[:, None, :] - normed * mean_grad_y) / sigma
+
+
+def _descend(settings, x, draws, rules, steps, learning_rate, final_only=False):
+    """Gradient descent for every (draw, rule) pair, batched; the recorded curves.
+
+    Returns ``{name: (runs, steps + 1)}``, or ``(runs,)`` at the last step only.
+    """
+    normed = np.array([rule == "qk_norm" for rule in rules])
+    curves = {}
+    for group in (np.flatnonzero(~normed), np.flatnonzero(normed)):
+        if group.size == 0:
+            continue
+        coordinates = [_coordinates(*draws[i]) for i in group]
+        a_q, a_k, ones = (np.stack(c) for c in zip(*coordinates, strict=True))
+        d_k = np.array([draws[i][0].shape[1] for i in group], dtype=float)
+        dz = np.array([scale_factor(rules[i], draws[i][0].shape[1]) for i in group])
+        dz = (dz / settings.temperature)[:, None, None]  # dz/d(q . k) = c / T
+        state = (a_q, a_k, ones, d_k, dz)
+        group_curves = _descend_group(x, state, normed[group[0]], steps, learning_rate, final_only)
+        for name, values in group_curves.items():
+            curves.setdefault(name, np.empty((len(rules), *values.shape[1:])))[group] = values
+    return curves
+
+
+def _descend_group(x, state, layer_norm, steps, learning_rate, final_only):
+    """Gradient descent for runs that all use the layer norm, or none of them do."""
+    a_q, a_k, ones, d_k, dz = state
+    n = x.shape[0]
+    eye, x_t = np.eye(n), x.T
+    recorded = {name: [] for name in ("loss", "accuracy", "max_weight", "grad_norm")}
+    for step in range(steps + 1):
+        if layer_norm:
+            q, q_sigma = _layer_norm(x @ a_q, ones, d_k)
+            k, k_sigma = _layer_norm(x @ a_k, ones, d_k)
+            z = dz * (q @ k.transpose(0, 2, 1))  # Z = c Q K^T / T
+        else:
+            z = dz * (x @ (a_q @ a_k.transpose(0, 2, 1)) @ x_t)  # Z = c X W_Q W_K^T X^T / T
+        p = np.exp(z - z.max(axis=-1, keepdims=True))
+        p /= p.sum(axis=-1, keepdims=True)  # P = softmax(Z)
+        residual = p - eye
+        u = residual / n  # dL/dP
+        g = dz * p * (u - np.sum(u * p, axis=-1, keepdims=True))  # dL/dZ * dZ/d(Q K^T)
+        if layer_norm:
+            grad_q = _layer_norm_backward(g @ k, q, q_sigma, ones, d_k)  # dL/dQ before the norm
+            grad_k = _layer_norm_backward(g.transpose(0, 2, 1) @ q, k, k_sigma, ones, d_k)
+            grad_a_q, grad_a_k = x_t @ grad_q, x_t @ grad_k
+        else:
+            s = x_t @ g @ x  # dL/dA_Q = X^T G X A_K, dL/dA_K = X^T G^T X A_Q
+            grad_a_q, grad_a_k = s @ a_k, s.transpose(0, 2, 1) @ a_q
+        if not final_only or step == steps:
+            recorded["loss"].append(np.sum(residual**2, axis=(1, 2)) / (2 * n))
+            recorded["accuracy"].append(np.mean(p.argmax(axis=-1) == np.arange(n), axis=-1))
+            recorded["max_weight"].append(np.median(p.max(axis=-1), axis=-1))
+            # ||dL/dW_Q||_F = ||dL/dA_Q||_F: the basis is orthonormal
+            recorded["grad_norm"].append(np.sqrt(np.sum(grad_a_q**2, axis=(1, 2))))
+        if step < steps:
+            a_q = a_q - learning_rate * grad_a_q
+            a_k = a_k - learning_rate * grad_a_k
+    if final_only:
+        return {name: values[0] for name, values in recorded.items()}
+    return {name: np.stack(values, axis=-1) for name, values in recorded.items()}
