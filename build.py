@@ -533,6 +533,24 @@ BATCHED_LINK = (
 # the browser can follow.
 PANEL_IDLE = "    `)\n    self.postMessage({type: 'idle'})"
 WORKER_IDLE = "    `).finally(() => self.postMessage({type: 'idle'}))"
+# While the worker is busy the page holds back property changes, keeping the
+# latest per property, but sends other events (a button's click) at once: ten
+# quick clicks on "New draw" queued ten full updates in the worker. Every event
+# waits, and repeats of the same event (same property, or the same click) merge.
+PANEL_QUEUE = (
+    "        } else if (pyodideWorker.busy && event.model && event.attr) {\n"
+    "          let events = []\n"
+    "          for (const old_event of pyodideWorker.queue) {\n"
+    "            if (!(old_event.model === event.model && old_event.attr === event.attr)) {"
+)
+PAGE_QUEUE = (
+    "        } else if (pyodideWorker.busy) {\n"
+    "          const same = (a, b) => a.model ? a.model === b.model && a.attr === b.attr\n"
+    "            : JSON.stringify(a.msg_data ?? null) === JSON.stringify(b.msg_data ?? null)\n"
+    "          let events = []\n"
+    "          for (const old_event of pyodideWorker.queue) {\n"
+    "            if (!same(old_event, event)) {"
+)
 
 
 # The worker boots from the snapshot when it can (see static/worker_snapshot.js).
@@ -645,7 +663,11 @@ def add_status(site: Path):
 
     status = STATUS_HTML.read_text().replace("PRERENDERED_SCENARIO", json.dumps(DEFAULTS))
     html_path = site / "index.html"
-    html_path.write_text(html_path.read_text().replace("</body>", status + "</body>"))
+    page = html_path.read_text()
+    if page.count(PANEL_QUEUE) != 1:
+        raise BuildError("Panel's page no longer queues changes as build.py expects")
+    page = page.replace(PANEL_QUEUE, PAGE_QUEUE).replace("</body>", status + "</body>")
+    html_path.write_text(page)
 
 
 def add_theory(site: Path):
