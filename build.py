@@ -536,7 +536,8 @@ WORKER_IDLE = "    `).finally(() => self.postMessage({type: 'idle'}))"
 # While the worker is busy the page holds back property changes, keeping the
 # latest per property, but sends other events (a button's click) at once: ten
 # quick clicks on "New draw" queued ten full updates in the worker. Every event
-# waits, and repeats of the same event (same property, or the same click) merge.
+# waits, and repeats of the same event (same property, or the same kind of event
+# from the same model, such as a button's click) merge.
 PANEL_QUEUE = (
     "        } else if (pyodideWorker.busy && event.model && event.attr) {\n"
     "          let events = []\n"
@@ -545,8 +546,9 @@ PANEL_QUEUE = (
 )
 PAGE_QUEUE = (
     "        } else if (pyodideWorker.busy) {\n"
-    "          const same = (a, b) => a.model ? a.model === b.model && a.attr === b.attr\n"
-    "            : JSON.stringify(a.msg_data ?? null) === JSON.stringify(b.msg_data ?? null)\n"
+    "          const key = (e) => e.model ? `${e.model.id}.${e.attr}`\n"
+    "            : e.msg_data?.origin ? `${e.msg_data.origin.id}:${e.msg_data.event_name}` : null\n"
+    "          const same = (a, b) => key(a) !== null && key(a) === key(b)\n"
     "          let events = []\n"
     "          for (const old_event of pyodideWorker.queue) {\n"
     "            if (!same(old_event, event)) {"

@@ -141,7 +141,7 @@ def training_sweep(
     draws, rules, x = [], [], None
     for d_k in d_ks:
         x, w_q, w_k = initial_draw(Settings(**{**_fields(settings), "d_k": int(d_k)}), d_model)
-        draws += [(w_q, w_k)] * len(SCALING_RULES)
+        draws += [(w_q, w_k)] * len(SCALING_RULES)  # one tuple, shared by the rules
         rules += list(SCALING_RULES)
     curves = _descend(settings, x, draws, rules, steps, learning_rate, final_only=True)
     shape = (len(d_ks), len(SCALING_RULES))
@@ -206,7 +206,11 @@ def _descend(settings, x, draws, rules, steps, learning_rate, final_only=False):
     for group in (np.flatnonzero(~normed), np.flatnonzero(normed)):
         if group.size == 0:
             continue
-        coordinates = [_coordinates(*draws[i]) for i in group]
+        bases = {}  # the rules of one d_k share its draw (one tuple): one basis per draw
+        for i in group:
+            if id(draws[i]) not in bases:
+                bases[id(draws[i])] = _coordinates(*draws[i])
+        coordinates = [bases[id(draws[i])] for i in group]
         a_q, a_k, ones = (np.stack(c) for c in zip(*coordinates, strict=True))
         d_k = np.array([draws[i][0].shape[1] for i in group], dtype=float)
         dz = np.array([scale_factor(rules[i], draws[i][0].shape[1]) for i in group])

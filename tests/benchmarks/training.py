@@ -1,0 +1,107 @@
+"""Time app.training in CPython and in the built site's Pyodide, against a bare floor.
+
+(a) ``train``: the four rules, 200 steps, d_k = 1024, n = 64, d_model = 16;
+(b) ``training_sweep``: the same for d_k = 1, 2, 4, ..., 1024.
+The floor is what any implementation of the forward pass must do per step at
+the same sizes: Q = X W_Q, K = X W_K, Q K^T and a softmax, for each rule (and
+each d_k), with no backward pass at all. Medians of REPEATS runs, measured in
+the same process; the browser figures come from the site's own worker (headless
+Chromium, offline), timed there with time.perf_counter.
+
+Aims (reported, not asserted): (a) under 30 ms in CPython and 150 ms in the
+browser; (b) under 300 ms and 1.5 s.
+
+Run: python tests/benchmarks/training.py   (builds the site first if it is stale)
+"""
+
+import json
+import sys
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from browser import OFFLINE_ARGS, http_server, launch
+
+import build
+
+REPEATS = 5
+
+# Runs in CPython here and in the worker there; prints a JSON dict of medians in ms.
+TIMING = """
+import json, statistics, time
+import numpy as np
+from app.simulation import SCALING_RULES, Settings
+from app.training import DEFAULT_D_MODEL, DEFAULT_STEPS, initial_draw, train, training_sweep
+
+D_KS = [2**i for i in range(11)]
+settings = Settings(d_k=1024, variance=1.0, scaling="sqrt", n_keys=64)
+
+
+def floor(d_ks):
+    for d_k in d_ks:
+        x, w_q, w_k = initial_draw(Settings(d_k=d_k, variance=1.0, scaling="sqrt"))
+        for _ in range(len(SCALING_RULES) * (DEFAULT_STEPS + 1)):
+            z = (x @ w_q) @ (x @ w_k).T
+            p = np.exp(z - z.max(axis=1, keepdims=True))
+            p /= p.sum(axis=1, keepdims=True)
+
+
+def ms(fn):
+    fn()
+    times = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        fn()
+        times.append(1e3 * (time.perf_counter() - start))
+    return statistics.median(times)
+
+
+json.dumps({
+    "train": ms(lambda: train(settings)),
+    "train floor": ms(lambda: floor([1024])),
+    "sweep": ms(lambda: training_sweep(settings, D_KS)),
+    "sweep floor": ms(lambda: floor(D_KS)),
+})
+"""
+
+
+def cpython() -> dict:
+    scope = {"REPEATS": REPEATS}
+    exec(TIMING.rsplit("\n\n", 1)[0], scope)  # everything but the final expression
+    return json.loads(eval(TIMING.rsplit("\n\n", 1)[1], scope))
+
+
+def browser() -> dict:
+    with http_server(build.SITE, build.SiteHandler) as url, sync_playwright() as p:
+        chromium = launch(p, OFFLINE_ARGS)
+        page = chromium.new_page()
+        page.goto(url)
+        page.wait_for_function(
+            "document.getElementById('lab-status').dataset.state === 'ready'", timeout=300_000
+        )
+        (worker,) = page.workers
+        code = f"REPEATS = {REPEATS}\n" + TIMING
+        result = worker.evaluate("(code) => self.pyodide.runPython(code)", code)
+        chromium.close()
+    return json.loads(result)
+
+
+def main():
+    if build.is_stale(build.SITE):
+        build.build()
+    results = {"CPython": cpython(), "browser (Pyodide)": browser()}
+    print(f"Medians of {REPEATS} runs, ms (4 rules, 200 steps, n = 64, d_model = 16)")
+    print(f"{'':<34}{'CPython':>12}{'browser':>12}")
+    for key, label in [
+        ("train", "(a) train, d_k = 1024"),
+        ("train floor", "    floor: forward passes only"),
+        ("sweep", "(b) sweep, d_k = 1 .. 1024"),
+        ("sweep floor", "    floor: forward passes only"),
+    ]:
+        print(f"{label:<34}" + "".join(f"{r[key]:>12.1f}" for r in results.values()))
+
+
+if __name__ == "__main__":
+    main()
