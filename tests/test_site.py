@@ -535,7 +535,7 @@ ALL_SOURCES_FINITE_JS = """() => {
 }"""
 WORKER_MEMORY_JS = """() => [
   self.pyodide._module.HEAPU8.length,
-  self.pyodide.runPython('import gc, sys; gc.collect(); sys.getallocatedblocks()'),
+  self.pyodide.runPython('import gc; gc.collect(); len(gc.get_objects())'),
 ]"""
 # Before the page loads: count the changes the page sends the worker and the worker's
 # "idle" replies (one per change, sent once Python is done with it and has replied).
@@ -651,10 +651,12 @@ def test_a_thousand_fast_moves_leave_the_page_correct_and_its_memory_flat(
             {
                 "after first moves": first,
                 "after 1000 moves": after,
-                "as": ["wasm heap bytes", "Python allocated blocks"],
+                "as": ["wasm heap bytes", "Python objects tracked by gc"],
             }
         )
     )
     assert after[0] <= 1.1 * first[0], (first, after)  # wasm heap, bytes
-    assert after[1] <= 1.1 * first[1], (first, after)  # Python's allocated blocks
+    # Python objects the collector tracks (Pyodide's CPython has no pymalloc, so
+    # sys.getallocatedblocks() is 0 there)
+    assert 0 < after[1] <= 1.1 * first[1], (first, after)
     page.close()
