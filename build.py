@@ -555,6 +555,14 @@ PAGE_QUEUE = (
 )
 
 
+# The worker waits for the page's word before it starts Python.
+START_GATE = (
+    "self.addEventListener('message', function startWhenAsked(event) {\n"
+    "  if (event.data?.type !== 'start') return;\n"
+    "  self.removeEventListener('message', startWhenAsked);\n"
+)
+
+
 # The worker boots from the snapshot when it can (see static/worker_snapshot.js).
 PANEL_BOOT = "  self.pyodide = await loadPyodide();\n"
 SNAPSHOT_BOOT = """\
@@ -565,6 +573,18 @@ SNAPSHOT_BOOT = """\
   }
   self.pyodide = await loadPyodide();
 """
+
+
+def replace_once(text: str, old: str, new: str, where: str) -> str:
+    """``text`` with its one occurrence of ``old`` replaced by ``new``.
+
+    Raises BuildError naming ``where`` when ``old`` is missing or repeated: the
+    build edits Panel's generated page and worker, and must notice when a
+    Panel release changes them.
+    """
+    if text.count(old) != 1:
+        raise BuildError(f"Panel's {where} no longer reads as build.py expects: {old!r}")
+    return text.replace(old, new)
 
 
 def pack(files: dict[str, bytes], preload: list[str]) -> bytes:
@@ -632,19 +652,9 @@ def add_snapshot(site: Path):
         (folder / name).write_bytes(data)
     shutil.copy2(SNAPSHOT_JS, folder / SNAPSHOT_JS.name)
     worker = site / "main.js"
-    body = worker.read_text()
-    if PANEL_BOOT not in body or START_GATE not in body:
-        raise BuildError("Panel's worker no longer boots Pyodide as build.py expects")
-    body = body.replace(PANEL_BOOT, SNAPSHOT_BOOT)
-    worker.write_text(body.replace(START_GATE, WORKER_SNAPSHOT_JS.read_text() + START_GATE))
-
-
-# The worker waits for the page's word before it starts Python.
-START_GATE = (
-    "self.addEventListener('message', function startWhenAsked(event) {\n"
-    "  if (event.data?.type !== 'start') return;\n"
-    "  self.removeEventListener('message', startWhenAsked);\n"
-)
+    body = replace_once(worker.read_text(), PANEL_BOOT, SNAPSHOT_BOOT, "worker")
+    body = replace_once(body, START_GATE, WORKER_SNAPSHOT_JS.read_text() + START_GATE, "worker")
+    worker.write_text(body)
 
 
 def add_status(site: Path):
@@ -656,20 +666,15 @@ def add_status(site: Path):
     and says it is idle only when Python is done with a change.
     """
     worker = site / "main.js"
-    body = worker.read_text()
-    if PANEL_LINK not in body or body.count(PANEL_IDLE) != 1:
-        raise BuildError("Panel's worker no longer links the document as build.py expects")
-    body = body.replace(PANEL_LINK, BATCHED_LINK).replace(PANEL_IDLE, WORKER_IDLE)
+    body = replace_once(worker.read_text(), PANEL_LINK, BATCHED_LINK, "worker")
+    body = replace_once(body, PANEL_IDLE, WORKER_IDLE, "worker")
     worker.write_text(WORKER_ERRORS_JS.read_text() + START_GATE + body + "\n});\n")
     from app.scenario import DEFAULTS
 
     status = STATUS_HTML.read_text().replace("PRERENDERED_SCENARIO", json.dumps(DEFAULTS))
     html_path = site / "index.html"
-    page = html_path.read_text()
-    if page.count(PANEL_QUEUE) != 1:
-        raise BuildError("Panel's page no longer queues changes as build.py expects")
-    page = page.replace(PANEL_QUEUE, PAGE_QUEUE).replace("</body>", status + "</body>")
-    html_path.write_text(page)
+    page = replace_once(html_path.read_text(), PANEL_QUEUE, PAGE_QUEUE, "page")
+    html_path.write_text(page.replace("</body>", status + "</body>"))
 
 
 def add_theory(site: Path):

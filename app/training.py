@@ -31,7 +31,7 @@ Runs are batched over rules (and over d_k in ``training_sweep``).
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -140,7 +140,7 @@ def training_sweep(
     steps, learning_rate, d_model = _checked(steps, learning_rate, d_model)
     draws, rules, x = [], [], None
     for d_k in d_ks:
-        x, w_q, w_k = initial_draw(Settings(**{**_fields(settings), "d_k": int(d_k)}), d_model)
+        x, w_q, w_k = initial_draw(replace(settings, d_k=int(d_k)), d_model)
         draws += [(w_q, w_k)] * len(SCALING_RULES)  # one tuple, shared by the rules
         rules += list(SCALING_RULES)
     curves = _descend(settings, x, draws, rules, steps, learning_rate, final_only=True)
@@ -149,10 +149,6 @@ def training_sweep(
         rule: {name: curves[name].reshape(shape)[:, i] for name in ("loss", "accuracy")}
         for i, rule in enumerate(SCALING_RULES)
     }
-
-
-def _fields(settings: Settings) -> dict:
-    return {name: getattr(settings, name) for name in settings.__dataclass_fields__}
 
 
 def _checked(steps, learning_rate, d_model):
