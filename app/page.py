@@ -233,6 +233,10 @@ class AttentionLab(pn.viewable.Viewer):
             # A server would queue every value of a drag, so there it acts on release.
             live = _in_browser_build() or "value_throttled" not in widget.param
             throttled = "value" if live else "value_throttled"
+            # Panel counts every widget change in state.busy (for a busy indicator this
+            # page does not use), editing every parameter of pn.state four times per
+            # change: about a quarter of the Python time of a slider move in Pyodide.
+            widget._busy__ignore = list(widget.param)
             exponent = name in ("d_k", "n_keys")  # these sliders move over log2 of the value
             widget.param.watch(
                 lambda e, name=name, exponent=exponent: setattr(
