@@ -185,7 +185,7 @@ def attend(settings: Settings, q: np.ndarray, k: np.ndarray) -> Snapshot:
 def _prepared(scaling, q, k):
     """Dot products ``q_hat . k_hat`` and what the gradient needs, per rule family."""
     if scaling != "qk_norm":
-        return q @ k.T, k, None, np.ones((len(q), 1))
+        return q @ k.T, k, None, 1.0
     q_hat, sigma, deficit = layer_norm(q)
     k_hat = layer_norm(k)[0]
     return q_hat @ k_hat.T, k_hat, (q_hat, deficit), sigma
@@ -197,23 +197,23 @@ MAX_WEIGHT_TEX = r"\max_j p_{ij},\quad p = \mathrm{softmax}(z)"
 QUERY_GRAD_TEX = r"\|\partial p/\partial q\|_F = \|J\,(c/T)\,K\|_F"
 
 
-def _attend(settings, q, k, dots, grad_keys, query_norm, query_sigma, scale=None) -> Snapshot:
+def _attend(settings, q, k, dots, grad_keys, query_norm, query_sigma) -> Snapshot:
     """Softmax and metrics of ``z = c * dots / temperature``.
 
     ``dz_j/dq = (c / temperature) * (dq_hat/dq) k_hat_j``, where ``dq_hat/dq``
     is the identity, or ``P / sigma`` under qk_norm (see ``softmax.log_key_spread``).
-    ``scale``, an array of shape (rules, 1, 1), computes several rules that share
-    the dot products at once: every array of the result then has that leading axis.
     """
-    dz_scale = (settings.scale if scale is None else scale) / settings.temperature
+    dz_scale = settings.scale / settings.temperature
     logits = dz_scale * dots
+    n_rows = settings.n_queries
     if settings.n_keys == 1:  # softmax of one logit is the constant 1
-        zeros = np.zeros(logits.shape[:-1])
-        ones = np.ones_like(zeros)
-        return Snapshot(settings, q, k, logits, np.ones_like(logits), ones, zeros, zeros, zeros)
+        zeros = np.zeros(n_rows)
+        return Snapshot(
+            settings, q, k, logits, np.ones_like(logits), np.ones(n_rows), zeros, zeros, zeros
+        )
     rows = softmax.softmax_rows(logits)
     log_grad = softmax.log_key_spread(rows, grad_keys, query_norm)
-    log_grad = log_grad + np.log(dz_scale / query_sigma)[..., 0]
+    log_grad = log_grad + np.log(dz_scale / query_sigma).reshape(-1)
     return Snapshot(
         settings=settings,
         q=q,
@@ -279,17 +279,17 @@ def sweep(settings: Settings, d_ks) -> dict[str, dict[str, np.ndarray]]:
         Each ``columns`` can feed a Bokeh ``ColumnDataSource`` as it is.
     """
     d_ks = np.asarray(d_ks, dtype=int)
-    plain = [rule for rule in SCALING_RULES if rule != "qk_norm"]  # they share q . k
     rows = {rule: [] for rule in SCALING_RULES}  # per rule: (len(d_ks), metrics, n_queries)
     for d_k in d_ks:
         base = replace(settings, d_k=int(d_k))
         q, k = draw(base)
-        scales = np.array([scale_factor(rule, base.d_k) for rule in plain])[:, None, None]
-        snap = _attend(base, q, k, *_prepared("none", q, k), scale=scales)
-        for i, metrics in enumerate(zip(*row_metrics(snap).values(), strict=True)):
-            rows[plain[i]].append(list(metrics))
-        snap = _attend(replace(base, scaling="qk_norm"), q, k, *_prepared("qk_norm", q, k))
-        rows["qk_norm"].append(list(row_metrics(snap).values()))
+        raw = _prepared("none", q, k)
+        normed = _prepared("qk_norm", q, k)
+        for rule in SCALING_RULES:
+            snap = _attend(
+                replace(base, scaling=rule), q, k, *(normed if rule == "qk_norm" else raw)
+            )
+            rows[rule].append(list(row_metrics(snap).values()))
     columns = {}
     for rule, values in rows.items():
         values = np.array(values)

@@ -159,8 +159,8 @@ def log_key_spread(
     v = rows.relative
     eps = np.exp(-rows.gap)
     partition = np.exp(rows.log_partition)
-    top = np.argmax(rows.is_top, axis=-1)[..., None]
-    k_top = keys[top[..., 0]]
+    top = np.argmax(rows.is_top, axis=-1)[:, None]
+    k_top = keys[top[:, 0]]
     v_keys = v @ keys  # sum_i v_i k_i
     w = v.sum(axis=-1, keepdims=True) * k_top - v_keys
     k_bar = (k_top + eps * v_keys) / partition  # sum_i p_i k_i
