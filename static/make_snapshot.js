@@ -55,6 +55,24 @@ json.dumps(sorted(f[len(root):] for f in files if isinstance(f, str) and f.start
                   and not f.endswith(".so")), indent=1)
 `;
 
+// A snapshot holds all of the wasm memory, and freed blocks keep their old
+// bytes, which compress far worse than zeros. Allocate every free block (and
+// the free top of the heap, but never so much that the memory grows), zero it
+// and free it again.
+function zeroFreeMemory(module) {
+  const blocks = [];
+  const room = () => module.HEAPU8.length - module._sbrk(0) - (1 << 20);
+  for (let size = 1 << 26; size >= 64; size >>= 1) {
+    while (size <= room()) {
+      const block = module._emscripten_builtin_malloc(size);
+      if (block === 0) break;
+      module.HEAPU8.fill(0, block, block + size);
+      blocks.push(block);
+    }
+  }
+  blocks.forEach((block) => module._emscripten_builtin_free(block));
+}
+
 (async () => {
   require(pyodideDir + 'pyodide.asm.js');
   require(path.resolve(__dirname, 'snapshot.js'));
@@ -74,6 +92,8 @@ json.dumps(sorted(f[len(root):] for f in files if isinstance(f, str) and f.start
     fs.writeFileSync(path.join(folder, 'imported.json'), pyodide.runPython(IMPORTED_FILES));
   } else if (step === 'make') {
     for (const name of Object.keys(pyodide.loadedPackages)) delete pyodide.loadedPackages[name];
+    pyodide.runPython('import gc; gc.collect()');
+    zeroFreeMemory(pyodide._module);
     const snapshot = pyodide.makeMemorySnapshot({ serializer: PyodideSnapshot.serializer });
     fs.writeFileSync(path.join(folder, 'snapshot.bin'), snapshot);
   } else {

@@ -75,10 +75,19 @@ def wait_for_http(url: str, timeout: float = 60.0):
         time.sleep(0.2)
 
 
+class QuietServer(ThreadingHTTPServer):
+    """Says nothing when the browser drops a connection (it cancels downloads it no
+    longer needs: the worker aborts the snapshot's when the pack's fails)."""
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @contextlib.contextmanager
 def http_server(folder: Path, handler=SimpleHTTPRequestHandler):
     """Serve ``folder`` on a free port of 127.0.0.1 from a thread; yields the root URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(folder)))
+    server = QuietServer(("127.0.0.1", 0), partial(handler, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/"
