@@ -176,82 +176,79 @@ def _coordinates(w_q, w_k):
 
 def _layer_norm(v, ones, d_k):
     """Rows of ``v`` (coordinates) layer-normalised over the d_k full components."""
-    mean = (v @ ones[:, :, None]) / d_k[:, None, None]  # (b, n, 1): v . 1 / d_k
-    centred = v - mean * ones[:, None, :]
-    sigma = np.sqrt(
-        np.sum(centred**2, axis=-1, keepdims=True) / d_k[:, None, None] + LAYER_NORM_EPS
-    )
+    mean = (v @ ones) / d_k  # (b, n, 1): v . 1 / d_k
+    centred = v - mean * ones.transpose(0, 2, 1)
+    sigma = np.sqrt(np.sum(centred**2, axis=-1, keepdims=True) / d_k + LAYER_NORM_EPS)
     return centred / sigma, sigma
 
 
 def _layer_norm_backward(grad, normed, sigma, ones, d_k):
     """dL/dv from dL/dy for y = layer_norm(v): (dy - mean(dy) - y mean(dy y)) / sigma."""
-    d = d_k[:, None, None]
-    mean_grad = (grad @ ones[:, :, None]) / d
-    mean_grad_y = np.sum(grad * normed, axis=-1, keepdims=True) / d
-    return (grad - mean_grad * ones[:, None, :] - normed * mean_grad_y) / sigma
+    mean_grad = (grad @ ones) / d_k
+    mean_grad_y = np.sum(grad * normed, axis=-1, keepdims=True) / d_k
+    return (grad - mean_grad * ones.transpose(0, 2, 1) - normed * mean_grad_y) / sigma
 
 
 def _descend(settings, x, draws, rules, steps, learning_rate, final_only=False):
-    """Gradient descent for every (draw, rule) pair, batched; the recorded curves.
+    """Gradient descent for every (draw, rule) pair, all in one batch; the recorded curves.
 
     Returns ``{name: (runs, steps + 1)}``, or ``(runs,)`` at the last step only.
     """
-    normed = np.array([rule == "qk_norm" for rule in rules])
-    curves = {}
-    for group in (np.flatnonzero(~normed), np.flatnonzero(normed)):
-        if group.size == 0:
-            continue
-        bases = {}  # the rules of one d_k share its draw (one tuple): one basis per draw
-        for i in group:
-            if id(draws[i]) not in bases:
-                bases[id(draws[i])] = _coordinates(*draws[i])
-        coordinates = [bases[id(draws[i])] for i in group]
-        a_q, a_k, ones = (np.stack(c) for c in zip(*coordinates, strict=True))
-        d_k = np.array([draws[i][0].shape[1] for i in group], dtype=float)
-        dz = np.array([scale_factor(rules[i], draws[i][0].shape[1]) for i in group])
-        dz = (dz / settings.temperature)[:, None, None]  # dz/d(q . k) = c / T
-        state = (a_q, a_k, ones, d_k, dz)
-        group_curves = _descend_group(x, state, normed[group[0]], steps, learning_rate, final_only)
-        for name, values in group_curves.items():
-            curves.setdefault(name, np.empty((len(rules), *values.shape[1:])))[group] = values
-    return curves
-
-
-def _descend_group(x, state, layer_norm, steps, learning_rate, final_only):
-    """Gradient descent for runs that all use the layer norm, or none of them do."""
-    a_q, a_k, ones, d_k, dz = state
+    bases = {}  # the rules of one d_k share its draw (one tuple): one basis per draw
+    for draw in draws:
+        if id(draw) not in bases:
+            bases[id(draw)] = _coordinates(*draw)
+    a_q, a_k, ones = (np.stack(c) for c in zip(*(bases[id(d)] for d in draws), strict=True))
+    ones = ones[:, :, None]  # (b, r, 1)
+    d_k = np.array([w_q.shape[1] for w_q, _ in draws], dtype=float)[:, None, None]
+    scale = [scale_factor(rule, w_q.shape[1]) for rule, (w_q, _) in zip(rules, draws, strict=True)]
+    dz = np.array(scale)[:, None, None] / settings.temperature  # dz/d(q . k) = c / T
+    normed = np.flatnonzero([rule == "qk_norm" for rule in rules])  # runs with the layer norm
+    ones, d_k = ones[normed], d_k[normed]
     n = x.shape[0]
-    eye, x_t = np.eye(n), x.T
-    recorded = {name: [] for name in ("loss", "accuracy", "max_weight", "grad_norm")}
+    x_t, diagonal = x.T, np.arange(n)
+    recorded = steps + 1 if not final_only else 1
+    loss, grad_norm = np.empty((2, recorded, len(draws)))
+    row_max = np.empty((recorded, len(draws), n))
+    row_top = np.empty((recorded, len(draws), n), dtype=int)
     for step in range(steps + 1):
-        if layer_norm:
-            q, q_sigma = _layer_norm(x @ a_q, ones, d_k)
-            k, k_sigma = _layer_norm(x @ a_k, ones, d_k)
-            z = dz * (q @ k.transpose(0, 2, 1))  # Z = c Q K^T / T
-        else:
-            z = dz * (x @ (a_q @ a_k.transpose(0, 2, 1)) @ x_t)  # Z = c X W_Q W_K^T X^T / T
-        p = np.exp(z - z.max(axis=-1, keepdims=True))
+        q, k = x @ a_q, x @ a_k  # Q = X W_Q, K = X W_K, in coordinates
+        if normed.size:
+            q[normed], q_sigma = _layer_norm(q[normed], ones, d_k)
+            k[normed], k_sigma = _layer_norm(k[normed], ones, d_k)
+        p = q @ k.transpose(0, 2, 1)
+        p *= dz  # Z = c Q K^T / T
+        p -= p.max(axis=-1, keepdims=True)
+        np.exp(p, out=p)
         p /= p.sum(axis=-1, keepdims=True)  # P = softmax(Z)
-        residual = p - eye
-        u = residual / n  # dL/dP
-        g = dz * p * (u - np.sum(u * p, axis=-1, keepdims=True))  # dL/dZ * dZ/d(Q K^T)
-        if layer_norm:
-            grad_q = _layer_norm_backward(g @ k, q, q_sigma, ones, d_k)  # dL/dQ before the norm
-            grad_k = _layer_norm_backward(g.transpose(0, 2, 1) @ q, k, k_sigma, ones, d_k)
-            grad_a_q, grad_a_k = x_t @ grad_q, x_t @ grad_k
-        else:
-            s = x_t @ g @ x  # dL/dA_Q = X^T G X A_K, dL/dA_K = X^T G^T X A_Q
-            grad_a_q, grad_a_k = s @ a_k, s.transpose(0, 2, 1) @ a_q
+        # dL/dZ = J^T (P - I)/n row by row, J = diag(p) - p p^T:
+        # p_j (p_j - 1[j=i]) - p_j r_i with r_i = sum_j p_j (p_j - 1[j=i]).
+        p_ii = p[:, diagonal, diagonal]
+        p_sq = np.sum(p * p, axis=-1)
+        g = p * (p - (p_sq - p_ii)[..., None])
+        g[:, diagonal, diagonal] -= p_ii
+        g *= dz / n  # dL/d(Q K^T)
+        grad_q, grad_k = g @ k, g.transpose(0, 2, 1) @ q
+        if normed.size:
+            grad_q[normed] = _layer_norm_backward(grad_q[normed], q[normed], q_sigma, ones, d_k)
+            grad_k[normed] = _layer_norm_backward(grad_k[normed], k[normed], k_sigma, ones, d_k)
+        grad_a_q, grad_a_k = x_t @ grad_q, x_t @ grad_k
         if not final_only or step == steps:
-            recorded["loss"].append(np.sum(residual**2, axis=(1, 2)) / (2 * n))
-            recorded["accuracy"].append(np.mean(p.argmax(axis=-1) == np.arange(n), axis=-1))
-            recorded["max_weight"].append(np.median(p.max(axis=-1), axis=-1))
+            i = step if not final_only else 0
+            # L = 1/(2n) sum_i (sum_{j != i} p_ij^2 + (1 - p_ii)^2)
+            loss[i] = np.sum(p_sq - p_ii**2 + (1.0 - p_ii) ** 2, axis=-1) / (2 * n)
+            row_max[i], row_top[i] = p.max(axis=-1), p.argmax(axis=-1)
             # ||dL/dW_Q||_F = ||dL/dA_Q||_F: the basis is orthonormal
-            recorded["grad_norm"].append(np.sqrt(np.sum(grad_a_q**2, axis=(1, 2))))
+            grad_norm[i] = np.sqrt(np.sum(grad_a_q**2, axis=(1, 2)))
         if step < steps:
             a_q = a_q - learning_rate * grad_a_q
             a_k = a_k - learning_rate * grad_a_k
+    curves = {
+        "loss": loss,
+        "accuracy": np.mean(row_top == diagonal, axis=-1),
+        "max_weight": np.median(row_max, axis=-1),
+        "grad_norm": grad_norm,
+    }
     if final_only:
-        return {name: values[0] for name, values in recorded.items()}
-    return {name: np.stack(values, axis=-1) for name, values in recorded.items()}
+        return {name: values[0] for name, values in curves.items()}
+    return {name: values.T for name, values in curves.items()}
