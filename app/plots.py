@@ -11,12 +11,14 @@ hides or shows a rule's curves in every figure (``show_rules``).
 
 import numpy as np
 from bokeh.models import (
+    CDSView,
     ColorBar,
     ColumnDataSource,
     CustomJSTickFormatter,
     DataRange1d,
     FixedTicker,
     HoverTool,
+    IndexFilter,
     Label,
     LogColorMapper,
     Range1d,
@@ -26,6 +28,7 @@ from bokeh.plotting import figure
 
 from app import theory
 from app.simulation import SCALING_RULES, Snapshot
+from app.training import DEFAULT_STEPS
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
 RULE_COLORS = {"none": "#D55E00", "sqrt": "#0072B2", "linear": "#009E73", "qk_norm": "#CC79A7"}
@@ -40,6 +43,9 @@ HEIGHT = 300
 # logits (whose shape the softmax sees) and a note gives the unscaled spread.
 SHARED_AXIS_RATIO = 16
 HEATMAP_DECADES_BELOW_UNIFORM = 1  # the heatmap's colours span 0.1/n .. 1
+# The training curves: the highlighted rule's line is wider; markers every so many steps.
+LINE_WIDTH, HIGHLIGHT_WIDTH = 1.5, 3.5
+MARKER_EVERY = 25
 
 # Figures against d_k and the metric each plots: (metric, title, y label, log y).
 CURVE_FIGURES = {
@@ -91,6 +97,7 @@ class Plots:
             self._curve_figure(key, title, y_label, log_y)
         self._saturated()
         self._heatmap()
+        self._training()
 
     # --- building ------------------------------------------------------------------------
 
@@ -286,6 +293,51 @@ class Plots:
         )
         fig.add_tools(HoverTool(tooltips=[("weight", "@image{0.0000}")], visible=False))
 
+    def _training(self):
+        """Loss and accuracy against step, and the final loss against d_k."""
+        steps = self._figure(
+            "training_loss",
+            "Training: loss against step",
+            "gradient step",
+            "loss (log)",
+            y_axis_type="log",
+        )
+        accuracy = self._figure(
+            "training_accuracy",
+            "Training: accuracy against step",
+            "gradient step",
+            "share of tokens that find themselves",
+            y_range=Range1d(0, 1.02),
+        )
+        self._training_lines = {rule: [] for rule in SCALING_RULES}
+        for key, fig in (("training_loss", steps), ("training_accuracy", accuracy)):
+            for rule in SCALING_RULES:
+                src = self._source(f"{key}:{rule}", step=[], y=[])
+                color = RULE_COLORS[rule]
+                line = fig.line("step", "y", source=src, line_color=color, line_width=LINE_WIDTH)
+                every = CDSView(filter=IndexFilter(list(range(0, DEFAULT_STEPS + 1, MARKER_EVERY))))
+                dots = fig.scatter(
+                    "step",
+                    "y",
+                    source=src,
+                    view=every,
+                    marker=RULE_MARKERS[rule],
+                    size=6,
+                    color=color,
+                )
+                self._training_lines[rule].append(line)
+                self.rule_renderers[rule].extend([line, dots])
+        sweep = self._figure(
+            "training_sweep",
+            "Training: final loss against d_k",
+            "d_k (key dimension)",
+            "loss after training (log)",
+            x_axis_type="log",
+            y_axis_type="log",
+        )
+        self._rule_curves(sweep, "training_sweep", band=False)
+        self._marker(sweep, "training_sweep")
+
     # --- updating ------------------------------------------------------------------------
 
     def show_rules(self, rules):
@@ -393,6 +445,32 @@ class Plots:
             else f"Unscaled scores (grey): std {spreads['raw']:.3g}, {ratio:.0f}× wider, "
             "mostly off this axis"
         )
+
+    def show_training(self, runs: dict, highlighted: str):
+        """Plot a ``training.train`` result; ``highlighted`` (a rule) is drawn wider."""
+        for rule, run in runs.items():
+            step = np.arange(len(run.loss))
+            self.sources[f"training_loss:{rule}"].data = {
+                "step": step,
+                "y": np.maximum(run.loss, LOG_FLOOR),
+            }
+            self.sources[f"training_accuracy:{rule}"].data = {"step": step, "y": run.accuracy}
+            for line in self._training_lines[rule]:
+                line.glyph.line_width = HIGHLIGHT_WIDTH if rule == highlighted else LINE_WIDTH
+
+    def show_training_sweep(self, d_ks, final: dict, d_k: int, rule: str, loss: float):
+        """Plot a ``training.training_sweep`` result over ``d_ks``, and the current
+        setting's final ``loss`` (its run under ``rule`` at ``d_k``) as a star."""
+        for each, columns in final.items():
+            self.sources[f"training_sweep:{each}"].data = {
+                "d_k": np.asarray(d_ks),
+                "y": np.maximum(columns["loss"], LOG_FLOOR),
+            }
+        self.sources["training_sweep:marker"].data = {
+            "d_k": [d_k],
+            "y": [max(loss, LOG_FLOOR)],
+            "color": [RULE_COLORS[rule]],
+        }
 
 
 def _heatmap_floor(n_keys: int) -> float:

@@ -21,6 +21,8 @@ N_KEYS_OPTIONS = [2**i for i in range(1, 11)]  # 2 .. 1024
 VARIANCE_RANGE = (0.1, 4.0)
 TEMPERATURE_RANGE = (0.1, 4.0)
 SEED_RANGE = (0, 2**32 - 1)
+# The training run's learning rate: 1-2-5 steps over four decades (a log slider).
+LEARNING_RATE_OPTIONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
 
 # The page's views, in page order; ``?views=spread,heatmap`` is the embed layout
 # (what a course page's iframe shows): the controls and those views only.
@@ -33,6 +35,9 @@ VIEWS = (
     "heatmap",
     "jacobian",
     "query_grad",
+    "training_loss",
+    "training_accuracy",
+    "training_sweep",
 )
 
 DEFAULTS = {
@@ -42,8 +47,10 @@ DEFAULTS = {
     "n_keys": 64,
     "temperature": 1.0,
     "seed": 0,
+    "learning_rate": 2.0,
 }
-FIELDS = tuple(DEFAULTS)  # the simulation's settings; ``views`` is the page's layout
+FIELDS = tuple(DEFAULTS)  # every control of a shared link; ``views`` is the page's layout
+SETTINGS_FIELDS = FIELDS[:-1]  # those that make the simulation's ``Settings``
 
 
 def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:
@@ -95,17 +102,20 @@ def write_query(values: dict) -> dict[str, str]:
     return query
 
 
-def _power_of_two(options):
+def _on_log_slider(options, described, cast):
+    """Read a value of a slider over ``options``: off them, the nearest in log scale."""
+
     def read(name, text):
         value = _number(text)
-        if value != int(value):
+        if cast is int and value != int(value):
             raise ValueError("it is not a whole number")
-        nearest = min(options, key=lambda o: abs(math.log2(o) - math.log2(max(value, 0.5))))
+        smallest = options[0] / 2  # zero and negative values snap to the first option
+        nearest = min(options, key=lambda o: abs(math.log(o) - math.log(max(value, smallest))))
         if nearest == value:
-            return int(value), None
+            return cast(value), None
         return nearest, (
-            f"{name}={text} is not on the slider (powers of two from {options[0]} to "
-            f"{options[-1]}); showing {name}={nearest}."
+            f"{name}={text} is not on the slider ({described} from {options[0]:g} to "
+            f"{options[-1]:g}); showing {name}={nearest:g}."
         )
 
     return read
@@ -154,11 +164,12 @@ def _number(text):
 
 
 _READERS = {
-    "d_k": _power_of_two(D_K_OPTIONS),
+    "d_k": _on_log_slider(D_K_OPTIONS, "powers of two", int),
     "variance": _bounded(*VARIANCE_RANGE, float),
     "scaling": _scaling,
-    "n_keys": _power_of_two(N_KEYS_OPTIONS),
+    "n_keys": _on_log_slider(N_KEYS_OPTIONS, "powers of two", int),
     "temperature": _bounded(*TEMPERATURE_RANGE, float),
     "seed": _bounded(*SEED_RANGE, int),
+    "learning_rate": _on_log_slider(LEARNING_RATE_OPTIONS, "steps of 1, 2, 5", float),
     "views": _views,
 }

@@ -112,17 +112,7 @@ def train(
     ValueError
         Naming the argument, the value received and what is allowed.
     """
-    steps, learning_rate, d_model = _checked(steps, learning_rate, d_model)
-    x, w_q, w_k = initial_draw(settings, d_model)
-    curves = _descend(
-        settings, x, [(w_q, w_k)] * len(SCALING_RULES), SCALING_RULES, steps, learning_rate
-    )
-    return {
-        rule: TrainingRun(
-            **{name: values[i] for name, values in curves.items()}, x=x, w_q=w_q, w_k=w_k
-        )
-        for i, rule in enumerate(SCALING_RULES)
-    }
+    return training_sweep(settings, [settings.d_k], steps, learning_rate, d_model)[settings.d_k]
 
 
 def training_sweep(
@@ -131,11 +121,12 @@ def training_sweep(
     steps: int = DEFAULT_STEPS,
     learning_rate: float = DEFAULT_LEARNING_RATE,
     d_model: int = DEFAULT_D_MODEL,
-) -> dict[str, dict[str, np.ndarray]]:
-    """Loss and accuracy after ``steps`` updates, per rule, for each d_k in ``d_ks``.
+) -> dict[int, dict[str, TrainingRun]]:
+    """``train`` at every d_k of ``d_ks``, all in one batch.
 
-    Each d_k trains from its own draw with ``settings.seed`` (as ``train`` would
-    at that d_k). Returns ``{rule: {"loss": (len(d_ks),), "accuracy": ...}}``.
+    Each d_k trains from its own draw with ``settings.seed``, the one ``train``
+    makes at that d_k, so ``training_sweep(s, d_ks)[d] == train(s with d_k=d)``.
+    Arguments as for ``train``; returns ``{d_k: {rule: TrainingRun}}``.
     """
     steps, learning_rate, d_model = _checked(steps, learning_rate, d_model)
     draws, rules, x = [], [], None
@@ -143,11 +134,15 @@ def training_sweep(
         x, w_q, w_k = initial_draw(replace(settings, d_k=int(d_k)), d_model)
         draws += [(w_q, w_k)] * len(SCALING_RULES)  # one tuple, shared by the rules
         rules += list(SCALING_RULES)
-    curves = _descend(settings, x, draws, rules, steps, learning_rate, final_only=True)
-    shape = (len(d_ks), len(SCALING_RULES))
+    curves = _descend(settings, x, draws, rules, steps, learning_rate)
+    runs = [
+        TrainingRun(**{name: values[i] for name, values in curves.items()}, x=x, w_q=w_q, w_k=w_k)
+        for i, (w_q, w_k) in enumerate(draws)
+    ]
+    width = len(SCALING_RULES)
     return {
-        rule: {name: curves[name].reshape(shape)[:, i] for name in ("loss", "accuracy")}
-        for i, rule in enumerate(SCALING_RULES)
+        int(d_k): dict(zip(SCALING_RULES, runs[j * width : (j + 1) * width], strict=True))
+        for j, d_k in enumerate(d_ks)
     }
 
 
@@ -189,10 +184,10 @@ def _layer_norm_backward(grad, normed, sigma, ones, d_k):
     return (grad - mean_grad * ones.transpose(0, 2, 1) - normed * mean_grad_y) / sigma
 
 
-def _descend(settings, x, draws, rules, steps, learning_rate, final_only=False):
-    """Gradient descent for every (draw, rule) pair, all in one batch; the recorded curves.
+def _descend(settings, x, draws, rules, steps, learning_rate):
+    """Gradient descent for every (draw, rule) pair, all in one batch.
 
-    Returns ``{name: (runs, steps + 1)}``, or ``(runs,)`` at the last step only.
+    Returns the recorded curves, ``{name: (runs, steps + 1)}``.
     """
     bases = {}  # the rules of one d_k share its draw (one tuple): one basis per draw
     for draw in draws:
@@ -207,10 +202,9 @@ def _descend(settings, x, draws, rules, steps, learning_rate, final_only=False):
     ones, d_k = ones[normed], d_k[normed]
     n = x.shape[0]
     x_t, diagonal = x.T, np.arange(n)
-    recorded = steps + 1 if not final_only else 1
-    loss, grad_norm = np.empty((2, recorded, len(draws)))
-    row_max = np.empty((recorded, len(draws), n))
-    row_top = np.empty((recorded, len(draws), n), dtype=int)
+    loss, grad_norm = np.empty((2, steps + 1, len(draws)))
+    row_max = np.empty((steps + 1, len(draws), n))
+    row_top = np.empty((steps + 1, len(draws), n), dtype=int)
     for step in range(steps + 1):
         q, k = x @ a_q, x @ a_k  # Q = X W_Q, K = X W_K, in coordinates
         if normed.size:
@@ -233,13 +227,11 @@ def _descend(settings, x, draws, rules, steps, learning_rate, final_only=False):
             grad_q[normed] = _layer_norm_backward(grad_q[normed], q[normed], q_sigma, ones, d_k)
             grad_k[normed] = _layer_norm_backward(grad_k[normed], k[normed], k_sigma, ones, d_k)
         grad_a_q, grad_a_k = x_t @ grad_q, x_t @ grad_k
-        if not final_only or step == steps:
-            i = step if not final_only else 0
-            # L = 1/(2n) sum_i (sum_{j != i} p_ij^2 + (1 - p_ii)^2)
-            loss[i] = np.sum(p_sq - p_ii**2 + (1.0 - p_ii) ** 2, axis=-1) / (2 * n)
-            row_max[i], row_top[i] = p.max(axis=-1), p.argmax(axis=-1)
-            # ||dL/dW_Q||_F = ||dL/dA_Q||_F: the basis is orthonormal
-            grad_norm[i] = np.sqrt(np.sum(grad_a_q**2, axis=(1, 2)))
+        # L = 1/(2n) sum_i (sum_{j != i} p_ij^2 + (1 - p_ii)^2)
+        loss[step] = np.sum(p_sq - p_ii**2 + (1.0 - p_ii) ** 2, axis=-1) / (2 * n)
+        row_max[step], row_top[step] = p.max(axis=-1), p.argmax(axis=-1)
+        # ||dL/dW_Q||_F = ||dL/dA_Q||_F: the basis is orthonormal
+        grad_norm[step] = np.sqrt(np.sum(grad_a_q**2, axis=(1, 2)))
         if step < steps:
             a_q = a_q - learning_rate * grad_a_q
             a_k = a_k - learning_rate * grad_a_k
@@ -249,6 +241,4 @@ def _descend(settings, x, draws, rules, steps, learning_rate, final_only=False):
         "max_weight": np.median(row_max, axis=-1),
         "grad_norm": grad_norm,
     }
-    if final_only:
-        return {name: values[0] for name, values in curves.items()}
     return {name: values.T for name, values in curves.items()}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.scenario import DEFAULTS, FIELDS, VIEWS, read_query, write_query
+from app.scenario import DEFAULTS, FIELDS, SETTINGS_FIELDS, VIEWS, read_query, write_query
 from app.simulation import Settings
 
 
@@ -14,6 +14,7 @@ def test_a_valid_query_is_taken_as_it_is():
         "n_keys": "32",
         "temperature": "0.5",
         "seed": "7",
+        "learning_rate": "0.05",
     }
     values, notices = read_query(query)
     assert values == {
@@ -23,12 +24,13 @@ def test_a_valid_query_is_taken_as_it_is():
         "n_keys": 32,
         "temperature": 0.5,
         "seed": 7,
+        "learning_rate": 0.05,
     }
     assert notices == []
 
 
 def test_write_then_read_is_the_identity():
-    values = {**DEFAULTS, "variance": 1.05, "seed": 2**32 - 1}
+    values = {**DEFAULTS, "variance": 1.05, "seed": 2**32 - 1, "learning_rate": 0.01}
     assert read_query(write_query(values)) == (values, [])
 
 
@@ -48,6 +50,10 @@ def test_write_then_read_is_the_identity():
         ({"temperature": "0"}, {"temperature": 0.1}, "using 0.1"),
         ({"seed": "-1"}, {"seed": 0}, "using 0"),
         ({"seed": "99999999999"}, {"seed": 2**32 - 1}, "using 4.29497e+09"),
+        ({"learning_rate": "3"}, {"learning_rate": 2.0}, "(steps of 1, 2, 5 from 0.01 to 100)"),
+        ({"learning_rate": "0"}, {"learning_rate": 0.01}, "showing learning_rate=0.01"),
+        ({"learning_rate": "1e9"}, {"learning_rate": 100.0}, "showing learning_rate=100"),
+        ({"learning_rate": "fast"}, {}, "learning_rate='fast' was ignored: it is not a number"),
         ({"scaling": "SQRT"}, {}, "must be one of none, sqrt, linear, qk_norm"),
         ({"colour": "red"}, {}, "Ignored the unknown parameter 'colour'"),
         ({"views": "heatmap,bogus"}, {"views": ("heatmap",)}, "views: ignored 'bogus'"),
@@ -63,7 +69,7 @@ def test_bad_values_are_clamped_or_ignored_with_a_notice(query, expected, notice
 def test_every_value_read_is_a_valid_simulation_setting():
     worst = {name: "1e308" for name in FIELDS} | {"scaling": "linear"}
     values, _ = read_query(worst)
-    Settings(**(DEFAULTS | values))
+    Settings(**{name: (DEFAULTS | values)[name] for name in SETTINGS_FIELDS})
 
 
 def test_views_pick_the_embed_layout_in_page_order():

@@ -30,7 +30,7 @@ import build
 from app import theory
 from app.captions import rule_key_label
 from app.plots import RULE_NAMES
-from app.scenario import DEFAULTS, read_query
+from app.scenario import DEFAULTS, SETTINGS_FIELDS, read_query
 from app.simulation import SCALING_RULES, Settings, simulate
 
 BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here
@@ -638,7 +638,8 @@ def test_a_thousand_fast_moves_leave_the_page_correct_and_its_memory_flat(
     query = dict(parse_qsl(page.evaluate("location.search").lstrip("?")))
     values, notices = read_query(query)
     assert notices == []
-    settings = Settings(**{**DEFAULTS, **values, "n_queries": 64})
+    scenario = {**DEFAULTS, **values}
+    settings = Settings(**{name: scenario[name] for name in SETTINGS_FIELDS}, n_queries=64)
     assert_shows_weights_of(page, settings)
     shown = [page.locator(".noUi-handle").nth(i).get_attribute("aria-valuetext") for i in range(4)]
     expected = [settings.d_k, settings.n_keys, settings.variance, settings.temperature]

@@ -120,17 +120,21 @@ def test_the_same_arguments_give_the_same_run_and_another_seed_another():
         assert not np.array_equal(first[rule].loss, other[rule].loss)
 
 
-def test_the_sweep_ends_where_train_ends_at_each_d_k():
+def test_the_sweep_is_train_at_each_d_k():
     settings = Settings(d_k=64, scaling="sqrt", **SMALL)
     d_ks = [2, 16, 128]
     sweep = training_sweep(settings, d_ks, steps=STEPS, learning_rate=LEARNING_RATE)
-    for i, d_k in enumerate(d_ks):
+    assert list(sweep) == d_ks
+    for d_k in d_ks:
         runs = train(
             Settings(d_k=d_k, scaling="sqrt", **SMALL), steps=STEPS, learning_rate=LEARNING_RATE
         )
         for rule in SCALING_RULES:
-            assert sweep[rule]["loss"][i] == pytest.approx(runs[rule].loss[-1], rel=1e-9)
-            assert sweep[rule]["accuracy"][i] == runs[rule].accuracy[-1]
+            np.testing.assert_array_equal(sweep[d_k][rule].w_q, runs[rule].w_q)
+            for name in ("loss", "accuracy", "max_weight", "grad_norm"):
+                assert getattr(sweep[d_k][rule], name) == pytest.approx(
+                    getattr(runs[rule], name), rel=1e-9
+                )
 
 
 @pytest.mark.parametrize(
