@@ -13,12 +13,16 @@ the hidden ``lab-state`` marker says ``loading``; the page's status bar waits
 for ``live`` before it says ready.
 """
 
+import asyncio
 import html
+import json
 import math
 import os
 import platform
 import random
 import sys
+from dataclasses import replace
+from functools import partial
 from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
@@ -36,14 +40,17 @@ from app.captions import (
     rule_key_label,
     summaries,
     summary_html,
+    training_summaries,
 )
 from app.plots import RULE_NAMES, Plots
 from app.scenario import (
     D_K_OPTIONS,
     DEFAULTS,
     FIELDS,
+    LEARNING_RATE_OPTIONS,
     N_KEYS_OPTIONS,
     SEED_RANGE,
+    SETTINGS_FIELDS,
     TEMPERATURE_RANGE,
     VARIANCE_RANGE,
     VIEWS,
@@ -51,12 +58,19 @@ from app.scenario import (
     write_query,
 )
 from app.simulation import SCALING_RULES, Settings, row_metrics, saturated_share, simulate, sweep
+from app.training import training_sweep
 
 TITLE = "Attention Scaling Lab"
 PRERENDER_ENV = "ATTENTION_LAB_PRERENDER"  # set by build.py while it prerenders the page
 THEORY_PAGE = "theory.html"  # docs/theory.md, rendered beside the built site's index.html
 
 SMALL = {"font-size": "0.9em"}
+# The training run's tokens: n, up to this many (each step costs n^2 per rule and d_k;
+# at 64 tokens the runs at every d_k take about a second in a browser).
+TRAINING_TOKENS = 64
+# The runs at every d_k are computed in these groups, the current d_k's first; between
+# groups the page's own changes go first, and a change of scenario cancels the rest.
+TRAINING_GROUPS = [D_K_OPTIONS[i : i + 4] for i in range(0, len(D_K_OPTIONS), 4)]
 assert set(CAPTIONS) == set(VIEWS)
 
 # The embed layout's height at an iframe width of 480 to 960 px (one column of
@@ -170,12 +184,22 @@ class Scenario(param.Parameterized):
     n_keys = param.Selector(default=DEFAULTS["n_keys"], objects=N_KEYS_OPTIONS)
     temperature = param.Number(DEFAULTS["temperature"], bounds=TEMPERATURE_RANGE)
     seed = param.Integer(DEFAULTS["seed"], bounds=SEED_RANGE)
+    learning_rate = param.Selector(
+        default=DEFAULTS["learning_rate"], objects=LEARNING_RATE_OPTIONS, doc="Of the training run."
+    )
     views = param.List(
         default=None, allow_None=True, doc="The views of the embed layout; None: the full page."
     )
 
     def settings(self) -> Settings:
-        return Settings(**{name: getattr(self, name) for name in FIELDS})
+        return Settings(**{name: getattr(self, name) for name in SETTINGS_FIELDS})
+
+    def training(self) -> tuple[Settings, float]:
+        """What the training runs at every d_k depend on: the settings but d_k and the
+        rule (given fixed values), with at most TRAINING_TOKENS tokens; the learning rate."""
+        s = self.settings()
+        n = min(s.n_keys, TRAINING_TOKENS)
+        return replace(s, d_k=1, scaling=SCALING_RULES[0], n_keys=n), self.learning_rate
 
 
 class AttentionLab(pn.viewable.Viewer):
@@ -186,11 +210,13 @@ class AttentionLab(pn.viewable.Viewer):
         self.scenario = Scenario()
         self.plots = Plots()
         self._applied_search = None
+        self._runs, self._runs_for = {}, None  # {d_k: {rule: TrainingRun}}, and for what
         self._build_widgets()
         self._build_layout()
         self.scenario.param.watch(self._on_change, list(FIELDS))
         self.scenario.param.watch(self._show_views, "views")
         self._update(curves=True)
+        self._train_now()
         location = pn.state.location
         if os.environ.get(PRERENDER_ENV):
             return  # the prerendered page stays "loading": its controls cannot act
@@ -222,6 +248,9 @@ class AttentionLab(pn.viewable.Viewer):
             ),
             "n_keys": _power_of_two_slider("n (number of keys)", N_KEYS_OPTIONS, s.n_keys),
             "temperature": _float_slider("temperature T", TEMPERATURE_RANGE, s.temperature),
+            "learning_rate": _options_slider(
+                "learning rate η of the training run", LEARNING_RATE_OPTIONS, s.learning_rate
+            ),
             "seed": pn.widgets.IntInput(
                 name="seed", start=SEED_RANGE[0], end=SEED_RANGE[1], value=s.seed, width=140
             ),
@@ -237,17 +266,15 @@ class AttentionLab(pn.viewable.Viewer):
             # page does not use), editing every parameter of pn.state four times per
             # change: about a quarter of the Python time of a slider move in Pyodide.
             widget._busy__ignore = list(widget.param)
-            exponent = name in ("d_k", "n_keys")  # these sliders move over log2 of the value
+            to_value, from_value = _SLIDER_SCALES.get(name, (_same, _same))
             widget.param.watch(
-                lambda e, name=name, exponent=exponent: setattr(
-                    self.scenario, name, 2**e.new if exponent else e.new
+                lambda e, name=name, to_value=to_value: setattr(
+                    self.scenario, name, to_value(e.new)
                 ),
                 throttled,
             )
             s.param.watch(
-                lambda e, w=widget, exponent=exponent: setattr(
-                    w, "value", int(math.log2(e.new)) if exponent else e.new
-                ),
+                lambda e, w=widget, from_value=from_value: setattr(w, "value", from_value(e.new)),
                 name,
             )
         self.new_draw = pn.widgets.Button(name="New draw", button_type="primary", width=110)
@@ -272,7 +299,11 @@ class AttentionLab(pn.viewable.Viewer):
         self.state.text = "live"
 
     def _on_change(self, *events):
-        self._update(curves=bool({e.name for e in events} - {"d_k", "scaling"}))
+        changed = {e.name for e in events}
+        with hold():
+            if changed - {"learning_rate"}:
+                self._update(curves=bool(changed - {"d_k", "scaling", "learning_rate"}))
+            self._train_later()
         self._write_url()
 
     # --- computing -----------------------------------------------------------------------
@@ -291,7 +322,49 @@ class AttentionLab(pn.viewable.Viewer):
             share = float(saturated_share(snap.max_weight))
             self.plots.show_snapshot(snap, unscaled, medians, share)
             self._lines = summaries(settings, snap, unscaled, medians, share, self.curves)
-            self._show_summary()
+
+    # --- training ------------------------------------------------------------------------
+
+    def _train_now(self):
+        """Train at every d_k for the current scenario, all at once (a new page)."""
+        self._runs_for = self.scenario.training()
+        settings, learning_rate = self._runs_for
+        self._runs = training_sweep(settings, D_K_OPTIONS, learning_rate=learning_rate)
+        self._show_training()
+
+    def _train_later(self):
+        """Train for the current scenario unless that is done or under way; until then
+        the training views say so. Runs in the background, a group of d_k at a time."""
+        if self.scenario.training() == self._runs_for:
+            self._show_training()
+            return
+        self._runs_for, self._runs = self.scenario.training(), {}
+        self._show_training()
+        pn.state.execute(partial(self._train_in_groups, self._runs_for))
+
+    async def _train_in_groups(self, runs_for):
+        settings, learning_rate = runs_for
+        groups = sorted(TRAINING_GROUPS, key=lambda group: self.scenario.d_k not in group)
+        for group in groups:
+            await asyncio.sleep(0)  # the page's own changes go first
+            if runs_for != self._runs_for:
+                return  # the scenario changed: its own training is under way
+            self._runs |= training_sweep(settings, group, learning_rate=learning_rate)
+            with hold():
+                self._show_training()
+
+    def _show_training(self):
+        """The runs at the current d_k (once computed) and the sweep (once complete)."""
+        s = self.scenario
+        runs = self._runs.get(s.d_k)
+        complete = len(self._runs) == len(D_K_OPTIONS)
+        self.plots.show_training(runs, s.scaling, complete)
+        if complete:
+            self.plots.show_training_sweep(self._runs, s.d_k, s.scaling)
+        self._lines |= training_summaries(
+            s.settings(), s.learning_rate, self._runs_for[0].n_keys, runs, self._runs, complete
+        )
+        self._show_summary()
 
     def _show_summary(self):
         titles = {key: fig.title.text for key, fig in self.plots.figures.items()}
@@ -399,6 +472,11 @@ class AttentionLab(pn.viewable.Viewer):
             ),
             pn.Column(w["d_k"], w["n_keys"], **group),
             pn.Column(w["variance"], w["temperature"], **group),
+            pn.Column(
+                pn.pane.Markdown("**Training run** (the last three views)", margin=(5, 10, 0, 10)),
+                w["learning_rate"],
+                **group,
+            ),
             pn.Column(
                 pn.Row(w["seed"], self.new_draw, **group),
                 pn.pane.Markdown("**Curves shown** (press to hide a rule)", margin=(5, 10, 0, 10)),
@@ -526,6 +604,29 @@ def _power_of_two_slider(name: str, options: list[int], value: int) -> pn.widget
         value=int(math.log2(value)),
         format=CustomJSTickFormatter(code="return (2 ** tick).toString()"),
     )
+
+
+def _options_slider(name: str, options: list[float], value: float) -> pn.widgets.IntSlider:
+    """A slider over the indices of ``options`` that shows the option."""
+    return pn.widgets.IntSlider(
+        name=name,
+        start=0,
+        end=len(options) - 1,
+        value=options.index(value),
+        format=CustomJSTickFormatter(code=f"return String({json.dumps(options)}[tick])"),
+    )
+
+
+def _same(value):
+    return value
+
+
+# Sliders that move over another scale than their value: (to value, from value).
+_SLIDER_SCALES = {
+    "d_k": (lambda exponent: 2**exponent, lambda value: int(math.log2(value))),
+    "n_keys": (lambda exponent: 2**exponent, lambda value: int(math.log2(value))),
+    "learning_rate": (LEARNING_RATE_OPTIONS.__getitem__, LEARNING_RATE_OPTIONS.index),
+}
 
 
 def _in_browser_build() -> bool:

@@ -56,6 +56,12 @@ CURVE_FIGURES = {
     "query_grad": ("query_grad_norm", "Gradient reaching the query", "‖dp/dq‖_F", True),
 }
 
+TRAINING_FIGURES = {
+    "training_loss": "Training: loss against step",
+    "training_accuracy": "Training: accuracy against step",
+    "training_sweep": "Training: final loss against d_k",
+}
+
 # Tick labels with at most three significant digits: 0.0012, not 1.200e-3.
 READABLE_TICKS_JS = """
 const a = Math.abs(tick);
@@ -297,14 +303,14 @@ class Plots:
         """Loss and accuracy against step, and the final loss against d_k."""
         steps = self._figure(
             "training_loss",
-            "Training: loss against step",
+            TRAINING_FIGURES["training_loss"],
             "gradient step",
             "loss (log)",
             y_axis_type="log",
         )
         accuracy = self._figure(
             "training_accuracy",
-            "Training: accuracy against step",
+            TRAINING_FIGURES["training_accuracy"],
             "gradient step",
             "share of tokens that find themselves",
             y_range=Range1d(0, 1.02),
@@ -329,7 +335,7 @@ class Plots:
                 self.rule_renderers[rule].extend([line, dots])
         sweep = self._figure(
             "training_sweep",
-            "Training: final loss against d_k",
+            TRAINING_FIGURES["training_sweep"],
             "d_k (key dimension)",
             "loss after training (log)",
             x_axis_type="log",
@@ -446,8 +452,15 @@ class Plots:
             "mostly off this axis"
         )
 
-    def show_training(self, runs: dict, highlighted: str):
-        """Plot a ``training.train`` result; ``highlighted`` (a rule) is drawn wider."""
+    def show_training(self, runs: dict | None, highlighted: str, complete: bool):
+        """Plot the runs of ``training.train`` (None: still training, keep the old
+        curves); ``highlighted`` (a rule) is drawn wider. Until ``complete`` (the
+        runs at every d_k), the training figures' titles say they are training."""
+        for key in TRAINING_FIGURES:
+            title = TRAINING_FIGURES[key]
+            self.figures[key].title.text = title if complete else f"{title} (training…)"
+        if runs is None:
+            return
         for rule, run in runs.items():
             step = np.arange(len(run.loss))
             self.sources[f"training_loss:{rule}"].data = {
@@ -458,17 +471,19 @@ class Plots:
             for line in self._training_lines[rule]:
                 line.glyph.line_width = HIGHLIGHT_WIDTH if rule == highlighted else LINE_WIDTH
 
-    def show_training_sweep(self, d_ks, final: dict, d_k: int, rule: str, loss: float):
-        """Plot a ``training.training_sweep`` result over ``d_ks``, and the current
-        setting's final ``loss`` (its run under ``rule`` at ``d_k``) as a star."""
-        for each, columns in final.items():
+    def show_training_sweep(self, runs: dict, d_k: int, rule: str):
+        """Plot the final loss of ``training.training_sweep``'s runs against d_k, and
+        the current setting's (its run under ``rule`` at ``d_k``) as a star."""
+        d_ks = sorted(runs)
+        for each in SCALING_RULES:
+            final = np.array([runs[d][each].loss[-1] for d in d_ks])
             self.sources[f"training_sweep:{each}"].data = {
-                "d_k": np.asarray(d_ks),
-                "y": np.maximum(columns["loss"], LOG_FLOOR),
+                "d_k": np.array(d_ks),
+                "y": np.maximum(final, LOG_FLOOR),
             }
         self.sources["training_sweep:marker"].data = {
             "d_k": [d_k],
-            "y": [max(loss, LOG_FLOOR)],
+            "y": [max(runs[d_k][rule].loss[-1], LOG_FLOOR)],
             "color": [RULE_COLORS[rule]],
         }
 

@@ -46,6 +46,7 @@ BOUNDS = {"steps": (1, 5000), "learning_rate": (1e-4, 1e4), "d_model": (1, 256)}
 # The experiment, as the page shows it.
 TRAINING_LOSS_TEX = r"L = \tfrac{1}{2n}\textstyle\sum_i \|p_i - e_i\|^2"
 GRADIENT_STEP_TEX = r"W \leftarrow W - \eta\, \partial L/\partial W"
+ACCURACY_TEX = r"\tfrac{1}{n}\,\#\{i : \arg\max_j p_{ij} = i\}"
 
 
 @dataclass(frozen=True)
