@@ -70,7 +70,9 @@ SMALL = {"font-size": "0.9em"}
 TRAINING_TOKENS = 64
 # The runs at every d_k are computed in these groups, the current d_k's first; between
 # groups the page's own changes go first, and a change of scenario cancels the rest.
-TRAINING_GROUPS = [D_K_OPTIONS[i : i + 4] for i in range(0, len(D_K_OPTIONS), 4)]
+# Training starts once the controls have rested this long (s): a drag is not held up.
+TRAINING_GROUPS = [D_K_OPTIONS[i : i + 2] for i in range(0, len(D_K_OPTIONS), 2)]
+TRAINING_DELAY = 0.25
 assert set(CAPTIONS) == set(VIEWS)
 
 # The embed layout's height at an iframe width of 480 to 960 px (one column of
@@ -345,6 +347,7 @@ class AttentionLab(pn.viewable.Viewer):
     async def _train_in_groups(self, runs_for):
         settings, learning_rate = runs_for
         groups = sorted(TRAINING_GROUPS, key=lambda group: self.scenario.d_k not in group)
+        await asyncio.sleep(TRAINING_DELAY)
         for group in groups:
             await asyncio.sleep(0)  # the page's own changes go first
             if runs_for != self._runs_for:

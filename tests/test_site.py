@@ -21,6 +21,7 @@ from browser import (
     http_server,
     launch,
     read_heatmap,
+    read_sources,
     wait_for_source,
 )
 from engines import DEEP_JS
@@ -30,8 +31,9 @@ import build
 from app import theory
 from app.captions import rule_key_label
 from app.plots import RULE_NAMES
-from app.scenario import DEFAULTS, SETTINGS_FIELDS, read_query
+from app.scenario import D_K_OPTIONS, DEFAULTS, SETTINGS_FIELDS, read_query
 from app.simulation import SCALING_RULES, Settings, simulate
+from app.training import training_sweep
 
 BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here
 DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "n_queries": 64}
@@ -160,6 +162,69 @@ def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_di
 
     assert offline.outside[already_outside:] == []
     assert failed == []
+    assert console.errors == []
+
+
+# The training runs in the worker and here agree to this relative tolerance, except
+# the unscaled rule's: at η = 2 its descent is chaotic (a 1e-13 change of W_Q moves
+# its loss by 1e-6 within 8 steps, tests/test_training.py), so it is compared over
+# its first CHAOS_FREE_STEPS steps and by where it ends.
+TRAINING_RTOL = 1e-6
+CHAOS_FREE_STEPS = 6
+
+
+def assert_trained_as_here(page, runs):
+    """The training views show ``runs`` (``training.train``'s, at the current d_k)."""
+    shown = read_sources(
+        page, [f"{view}:{rule}" for view in ("training_loss", "training_accuracy") for rule in runs]
+    )
+    for rule, run in runs.items():
+        loss, accuracy = (
+            shown[f"training_loss:{rule}"]["y"],
+            shown[f"training_accuracy:{rule}"]["y"],
+        )
+        steps = CHAOS_FREE_STEPS if rule == "none" else len(run.loss)
+        np.testing.assert_allclose(loss[:steps], run.loss[:steps], rtol=TRAINING_RTOL)
+        np.testing.assert_allclose(accuracy[:steps], run.accuracy[:steps], rtol=TRAINING_RTOL)
+
+
+def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offline, site_url):
+    """d_k 64 -> 512 under none and sqrt: the runs shown are those trained here, and the
+    story holds (none learns at 64 and stalls at 512; sqrt learns at both); a ten times
+    larger learning rate, set by its slider, lands in the URL and retrains."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + "?scaling=none")
+    wait_until_ready(page)
+    here = training_sweep(Settings(d_k=1, scaling="sqrt", **DEFAULT), D_K_OPTIONS)
+    sweep = wait_for_source(page, "training_sweep:sqrt", "(d) => d.y.length === 11")
+    final = [here[d]["sqrt"].loss[-1] for d in D_K_OPTIONS]
+    np.testing.assert_allclose(sweep["y"], final, rtol=TRAINING_RTOL)
+    assert_trained_as_here(page, here[64])
+    none_at_64 = read_sources(page, ["training_loss:none"])["training_loss:none"]["y"]
+    assert none_at_64[-1] < 0.01 < here[64]["sqrt"].loss[-1] < 0.05  # both learn at 64
+
+    page.locator(".noUi-handle").nth(0).focus()
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")  # d_k 64 -> 512
+    wait_for_source(page, "training_sweep:marker", "(d) => d.d_k[0] === 512")
+    assert_trained_as_here(page, here[512])
+    none_at_512 = read_sources(page, ["training_loss:none"])["training_loss:none"]["y"]
+    assert none_at_512[-1] > 0.5 * none_at_512[0]  # stalls near its starting loss
+    assert here[512]["sqrt"].loss[-1] < 0.05  # sqrt learns as well as at 64
+
+    page.locator(".noUi-handle").nth(4).focus()
+    for _ in range(2):
+        page.keyboard.press("ArrowRight")  # learning rate 2 -> 5 -> 10 -> ... 2 steps: 10
+    page.wait_for_url("**learning_rate=10**")
+    faster = training_sweep(
+        Settings(d_k=1, scaling="sqrt", **DEFAULT), D_K_OPTIONS, learning_rate=10.0
+    )
+    final = [float(faster[d]["sqrt"].loss[-1]) for d in D_K_OPTIONS]
+    wait_for_source(
+        page, "training_sweep:sqrt", f"(d) => Math.abs(d.y[9] - {final[9]!r}) < 1e-6 * {final[9]!r}"
+    )
+    assert_trained_as_here(page, faster[512])
     assert console.errors == []
 
 
