@@ -19,7 +19,13 @@ from app.simulation import (
     SOFTMAX_TEX,
     Settings,
 )
-from app.training import ACCURACY_TEX, DEFAULT_STEPS, GRADIENT_STEP_TEX, TRAINING_LOSS_TEX
+from app.training import (
+    ACCURACY_TEX,
+    DEFAULT_STEPS,
+    GRADIENT_STEP_TEX,
+    PAGE_TOKENS,
+    TRAINING_LOSS_TEX,
+)
 
 # One per view: (title shown above the caption is the figure's own; caption, formula).
 CAPTIONS = {
@@ -70,8 +76,8 @@ CAPTIONS = {
         "Does scaling change learning? Four identical models (one draw of the tokens X and "
         "of W_Q, W_K), one per rule, learn by gradient descent with one learning rate η to "
         "make each of n tokens attend to itself (the matching step of a copy head; at most "
-        "64 tokens here). The loss is the squared error of the attention output, so its "
-        "gradient passes through the softmax Jacobian, as for any loss downstream of "
+        f"{PAGE_TOKENS} tokens here). The loss is the squared error of the attention output, "
+        "so its gradient passes through the softmax Jacobian, as for any loss downstream of "
         "attention. (Cross-entropy on the weights would hide the effect: its gradient with "
         "respect to the logits, p − y, does not vanish when the softmax saturates.)",
         rf"{TRAINING_LOSS_TEX},\qquad {GRADIENT_STEP_TEX}",
@@ -81,11 +87,12 @@ CAPTIONS = {
         ACCURACY_TEX,
     ),
     "training_sweep": (
-        f"The loss after {DEFAULT_STEPS} steps at every d_k, with the same η. With ÷ √d_k "
-        "and QK-norm it hardly depends on d_k; without scaling the model learns at moderate "
-        "d_k but stalls near its starting loss once d_k is large (its rows are saturated and "
-        "pass almost no gradient); with ÷ d_k it barely moves at large d_k unless η grows "
-        "with d_k. Below d_k ≈ 8 no rule can single out every token.",
+        f"The loss after {DEFAULT_STEPS} steps at every d_k, with the same η. With ÷ √d_k, "
+        "and with QK-norm once d_k is moderate, it stays low however large d_k gets: one η "
+        "serves every d_k. Without scaling the model learns at moderate d_k but stalls near "
+        "its starting loss once d_k is large (its rows saturate and pass almost no "
+        "gradient), and a ten times larger η breaks it sooner; with ÷ d_k it barely moves "
+        "at large d_k unless η grows with d_k. At d_k = 1 or 2 no rule gets far.",
         rf"L_{{{DEFAULT_STEPS}}}(d_k)",
     ),
 }

@@ -58,16 +58,13 @@ from app.scenario import (
     write_query,
 )
 from app.simulation import SCALING_RULES, Settings, row_metrics, saturated_share, simulate, sweep
-from app.training import training_sweep
+from app.training import PAGE_TOKENS, training_sweep
 
 TITLE = "Attention Scaling Lab"
 PRERENDER_ENV = "ATTENTION_LAB_PRERENDER"  # set by build.py while it prerenders the page
 THEORY_PAGE = "theory.html"  # docs/theory.md, rendered beside the built site's index.html
 
 SMALL = {"font-size": "0.9em"}
-# The training run's tokens: n, up to this many (each step costs n^2 per rule and d_k;
-# at 64 tokens the runs at every d_k take about a second in a browser).
-TRAINING_TOKENS = 64
 # The runs at every d_k are computed in these groups, the current d_k's first; between
 # groups the page's own changes go first, and a change of scenario cancels the rest.
 # Training starts once the controls have rested this long (s): a drag is not held up.
@@ -198,9 +195,9 @@ class Scenario(param.Parameterized):
 
     def training(self) -> tuple[Settings, float]:
         """What the training runs at every d_k depend on: the settings but d_k and the
-        rule (given fixed values), with at most TRAINING_TOKENS tokens; the learning rate."""
+        rule (given fixed values), with at most PAGE_TOKENS tokens; the learning rate."""
         s = self.settings()
-        n = min(s.n_keys, TRAINING_TOKENS)
+        n = min(s.n_keys, PAGE_TOKENS)
         return replace(s, d_k=1, scaling=SCALING_RULES[0], n_keys=n), self.learning_rate
 
 

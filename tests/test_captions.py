@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from app import theory
-from app.captions import CAPTIONS, EXPLAINER, summaries
+from app.captions import CAPTIONS, EXPLAINER, summaries, training_summaries
 from app.scenario import VIEWS
 from app.simulation import SCALING_RULES, Settings, row_metrics, saturated_share, simulate, sweep
+from app.training import training_sweep
 
 POWERS = [2**i for i in range(11)]
 
@@ -80,6 +81,8 @@ def test_every_view_has_a_caption_and_no_internal_numbering():
         float(saturated_share(snap.max_weight)),
         sweep(settings, POWERS),
     )
+    runs = training_sweep(settings, POWERS)
+    lines |= training_summaries(settings, 2.0, 64, runs[512], runs, complete=True)
     assert set(lines) == set(VIEWS)
     words = [EXPLAINER, *lines.values(), *(c for pair in CAPTIONS.values() for c in pair)]
     for text in words:
@@ -98,3 +101,33 @@ def test_the_gradient_summary_reports_the_rise_the_collapse_and_the_spread():
     assert f"peaks at d_k = {peak}" in line
     assert f"is {grad[-1]:.3g} at d_k = 1024" in line
     assert "orders of magnitude" in line
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """The page's default training runs at every d_k, at η = 2 and at η = 20 and 50."""
+    settings = Settings(d_k=1, variance=1.0, scaling="sqrt")
+    return {lr: training_sweep(settings, POWERS, learning_rate=lr) for lr in (2.0, 20.0, 50.0)}
+
+
+def test_the_training_sweep_caption_is_what_the_runs_do(trained):
+    caption = CAPTIONS["training_sweep"][0]
+    runs = trained[2.0]
+
+    def ratio(rule, d_k, lr=2.0):  # final over starting loss
+        run = trained[lr][d_k][rule]
+        return run.loss[-1] / run.loss[0]
+
+    assert "With ÷ √d_k, and with QK-norm once d_k is moderate, it stays low" in caption
+    assert all(runs[d]["sqrt"].loss[-1] < 0.05 for d in POWERS if d >= 8)
+    assert all(runs[d]["qk_norm"].loss[-1] < 0.05 for d in POWERS if d >= 64)
+    assert "learns at moderate d_k but stalls near its starting loss once d_k is large" in caption
+    assert max(ratio("none", d) for d in (8, 16, 32, 64)) < 0.01
+    assert min(ratio("none", d) for d in POWERS if d >= 256) > 0.9
+    assert "a ten times larger η breaks it sooner" in caption
+    assert ratio("none", 64) < 0.01 and ratio("none", 64, lr=20.0) > 1
+    assert "with ÷ d_k it barely moves at large d_k unless η grows with d_k" in caption
+    assert min(ratio("linear", d) for d in POWERS if d >= 64) > 0.9
+    assert ratio("linear", 64, lr=50.0) < 0.1
+    assert "At d_k = 1 or 2 no rule gets far" in caption
+    assert max(runs[d][rule].accuracy[-1] for d in (1, 2) for rule in SCALING_RULES) < 0.2

@@ -580,7 +580,7 @@ def test_a_failed_load_says_so_instead_of_spinning(offline, site, missing):
         page.close()
 
 
-SLIDERS = 4  # d_k, n, variance, T, in page order
+SLIDERS = 5  # d_k, n, variance, T, learning rate, in page order
 SLIDER_KEYS = ["ArrowRight", "ArrowLeft", "PageUp", "PageDown", "Home", "End"]
 # Every number in every data source of the live document is finite.
 ALL_SOURCES_FINITE_JS = """() => {
@@ -706,8 +706,10 @@ def test_a_thousand_fast_moves_leave_the_page_correct_and_its_memory_flat(
     scenario = {**DEFAULTS, **values}
     settings = Settings(**{name: scenario[name] for name in SETTINGS_FIELDS}, n_queries=64)
     assert_shows_weights_of(page, settings)
-    shown = [page.locator(".noUi-handle").nth(i).get_attribute("aria-valuetext") for i in range(4)]
+    handles = page.locator(".noUi-handle")
+    shown = [handles.nth(i).get_attribute("aria-valuetext") for i in range(SLIDERS)]
     expected = [settings.d_k, settings.n_keys, settings.variance, settings.temperature]
+    expected.append(scenario["learning_rate"])
     assert [float(v) for v in shown] == pytest.approx(expected)  # the sliders agree
     assert page.evaluate(ALL_SOURCES_FINITE_JS) == []
     assert console.errors == []
