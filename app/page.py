@@ -349,7 +349,13 @@ class AttentionLab(pn.viewable.Viewer):
             await asyncio.sleep(0)  # the page's own changes go first
             if runs_for != self._runs_for:
                 return  # the scenario changed: its own training is under way
-            self._runs |= training_sweep(settings, group, learning_rate=learning_rate)
+            train = partial(training_sweep, settings, group, learning_rate=learning_rate)
+            if sys.platform == "emscripten":
+                self._runs |= train()  # no threads; the groups keep each pause short
+            else:  # a server's event loop serves every session: keep it free meanwhile
+                self._runs |= await asyncio.get_running_loop().run_in_executor(None, train)
+            if runs_for != self._runs_for:
+                return
             with hold():
                 self._show_training()
 
