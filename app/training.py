@@ -189,9 +189,11 @@ def _layer_norm_backward(grad, normed, sigma, ones, d_k):
 
 
 def _descend(settings, x, draws, rules, steps, learning_rate):
-    """Gradient descent for every (draw, rule) pair, all in one batch.
+    """Gradient descent for every (draw, rule) pair, batched; the recorded curves.
 
-    Returns the recorded curves, ``{name: (runs, steps + 1)}``.
+    The runs without a layer norm carry only M = c A_Q A_K^T / T between X and X^T
+    (d_model x d_model); those with it carry Q and K in coordinates (n x r). Each
+    group is one batch. Returns ``{name: (runs, steps + 1)}``.
     """
     bases = {}  # the rules of one d_k share its draw (one tuple): one basis per draw
     for draw in draws:
@@ -201,44 +203,55 @@ def _descend(settings, x, draws, rules, steps, learning_rate):
     ones = ones[:, :, None]  # (b, r, 1)
     d_k = np.array([w_q.shape[1] for w_q, _ in draws], dtype=float)[:, None, None]
     scale = [scale_factor(rule, w_q.shape[1]) for rule, (w_q, _) in zip(rules, draws, strict=True)]
-    dz = np.array(scale)[:, None, None] / settings.temperature  # dz/d(q . k) = c / T
-    normed = np.flatnonzero([rule == "qk_norm" for rule in rules])  # runs with the layer norm
-    ones, d_k = ones[normed], d_k[normed]
+    c = np.array(scale)[:, None, None] / settings.temperature  # dz/d(q . k) = c / T
+    normed = np.array([rule == "qk_norm" for rule in rules])
+    groups = [
+        [runs, layer_norm, a_q[runs], a_k[runs], c[runs], ones[runs], d_k[runs]]
+        for layer_norm, runs in ((False, np.flatnonzero(~normed)), (True, np.flatnonzero(normed)))
+        if runs.size
+    ]
     n = x.shape[0]
     x_t, diagonal = x.T, np.arange(n)
     loss, grad_norm = np.empty((2, steps + 1, len(draws)))
     row_max = np.empty((steps + 1, len(draws), n))
     row_top = np.empty((steps + 1, len(draws), n), dtype=int)
     for step in range(steps + 1):
-        q, k = x @ a_q, x @ a_k  # Q = X W_Q, K = X W_K, in coordinates
-        if normed.size:
-            q[normed], q_sigma = _layer_norm(q[normed], ones, d_k)
-            k[normed], k_sigma = _layer_norm(k[normed], ones, d_k)
-        p = q @ k.transpose(0, 2, 1)
-        p *= dz  # Z = c Q K^T / T
-        p -= p.max(axis=-1, keepdims=True)
-        np.exp(p, out=p)
-        p /= p.sum(axis=-1, keepdims=True)  # P = softmax(Z)
-        # dL/dZ = J^T (P - I)/n row by row, J = diag(p) - p p^T:
-        # p_j (p_j - 1[j=i]) - p_j r_i with r_i = sum_j p_j (p_j - 1[j=i]).
-        p_ii = p[:, diagonal, diagonal]
-        p_sq = np.sum(p * p, axis=-1)
-        g = p * (p - (p_sq - p_ii)[..., None])
-        g[:, diagonal, diagonal] -= p_ii
-        g *= dz / n  # dL/d(Q K^T)
-        grad_q, grad_k = g @ k, g.transpose(0, 2, 1) @ q
-        if normed.size:
-            grad_q[normed] = _layer_norm_backward(grad_q[normed], q[normed], q_sigma, ones, d_k)
-            grad_k[normed] = _layer_norm_backward(grad_k[normed], k[normed], k_sigma, ones, d_k)
-        grad_a_q, grad_a_k = x_t @ grad_q, x_t @ grad_k
-        # L = 1/(2n) sum_i (sum_{j != i} p_ij^2 + (1 - p_ii)^2)
-        loss[step] = np.sum(p_sq - p_ii**2 + (1.0 - p_ii) ** 2, axis=-1) / (2 * n)
-        row_max[step], row_top[step] = p.max(axis=-1), p.argmax(axis=-1)
-        # ||dL/dW_Q||_F = ||dL/dA_Q||_F: the basis is orthonormal
-        grad_norm[step] = np.sqrt(np.sum(grad_a_q**2, axis=(1, 2)))
-        if step < steps:
-            a_q = a_q - learning_rate * grad_a_q
-            a_k = a_k - learning_rate * grad_a_k
+        for group in groups:
+            runs, layer_norm, a_q, a_k, c, ones, d_k = group
+            if layer_norm:
+                q, q_sigma = _layer_norm(x @ a_q, ones, d_k)  # Q = LN(X W_Q), in coordinates
+                k, k_sigma = _layer_norm(x @ a_k, ones, d_k)
+                z = (q * c) @ k.transpose(0, 2, 1)  # Z = c Q K^T / T
+            else:
+                z = x @ ((a_q * c) @ a_k.transpose(0, 2, 1)) @ x_t  # Z = X (c W_Q W_K^T / T) X^T
+            top = z.argmax(axis=-1)[..., None]
+            z -= np.take_along_axis(z, top, axis=-1)
+            p = np.exp(z, out=z)
+            total = p.sum(axis=-1, keepdims=True)
+            p /= total  # P = softmax(Z); the largest weight of a row is 1 / total
+            # n dL/dZ = J^T (P - I) row by row, J = diag(p) - p p^T:
+            # p_j (p_j - 1[j=i]) - p_j r_i with r_i = sum_j p_j (p_j - 1[j=i]).
+            p_ii = p[:, diagonal, diagonal]
+            p_sq = np.sum(p * p, axis=-1)
+            g = p * (p - (p_sq - p_ii)[..., None])
+            g[:, diagonal, diagonal] -= p_ii
+            if layer_norm:
+                grad_q = _layer_norm_backward((g @ k) * (c / n), q, q_sigma, ones, d_k)
+                grad_k = _layer_norm_backward(
+                    (g.transpose(0, 2, 1) @ q) * (c / n), k, k_sigma, ones, d_k
+                )
+                grad_a_q, grad_a_k = x_t @ grad_q, x_t @ grad_k
+            else:
+                s = (x_t @ g @ x) * (c / n)  # dL/dA_Q = S A_K, dL/dA_K = S^T A_Q
+                grad_a_q, grad_a_k = s @ a_k, s.transpose(0, 2, 1) @ a_q
+            # L = 1/(2n) sum_i (sum_{j != i} p_ij^2 + (1 - p_ii)^2)
+            loss[step, runs] = np.sum(p_sq - p_ii**2 + (1.0 - p_ii) ** 2, axis=-1) / (2 * n)
+            row_max[step, runs], row_top[step, runs] = 1.0 / total[..., 0], top[..., 0]
+            # ||dL/dW_Q||_F = ||dL/dA_Q||_F: the basis is orthonormal
+            grad_norm[step, runs] = np.sqrt(np.sum(grad_a_q**2, axis=(1, 2)))
+            if step < steps:
+                group[2] = a_q - learning_rate * grad_a_q
+                group[3] = a_k - learning_rate * grad_a_k
     curves = {
         "loss": loss,
         "accuracy": np.mean(row_top == diagonal, axis=-1),
