@@ -62,6 +62,7 @@ from app.training import PAGE_TOKENS, training_sweep
 
 TITLE = "Attention Scaling Lab"
 PRERENDER_ENV = "ATTENTION_LAB_PRERENDER"  # set by build.py while it prerenders the page
+SNAPSHOT_ENV = "ATTENTION_LAB_SNAPSHOT"  # set by static/make_snapshot.js while it builds the page
 THEORY_PAGE = "theory.html"  # docs/theory.md, rendered beside the built site's index.html
 
 SMALL = {"font-size": "0.9em"}
@@ -215,7 +216,12 @@ class AttentionLab(pn.viewable.Viewer):
         self.scenario.param.watch(self._on_change, list(FIELDS))
         self.scenario.param.watch(self._show_views, "views")
         self._update(curves=True)
-        self._train_now()
+        if sys.platform == "emscripten" and not os.environ.get(SNAPSHOT_ENV):
+            # Python started from scratch in a browser (no snapshot): the page goes live
+            # first, and trains in the background then (see _go_live).
+            self._show_training()
+        else:
+            self._train_now()
         location = pn.state.location
         if os.environ.get(PRERENDER_ENV):
             return  # the prerendered page stays "loading": its controls cannot act
@@ -293,6 +299,7 @@ class AttentionLab(pn.viewable.Viewer):
         self._read_url()
         if self.state.text == "live":
             return
+        self._train_later()  # done already, unless Python started from scratch
         for widget in self._until_live:
             widget.disabled = False
         self.state.text = "live"
@@ -368,7 +375,7 @@ class AttentionLab(pn.viewable.Viewer):
         if complete:
             self.plots.show_training_sweep(self._runs, s.d_k, s.scaling)
         self._lines |= training_summaries(
-            s.settings(), s.learning_rate, self._runs_for[0].n_keys, runs, self._runs, complete
+            s.settings(), s.learning_rate, s.training()[0].n_keys, runs, self._runs, complete
         )
         self._show_summary()
 

@@ -82,7 +82,9 @@ function zeroFreeMemory(module) {
   const preload = step === 'make' ? JSON.parse(fs.readFileSync(preloadFile, 'utf8')) : [];
   const hook = PyodideSnapshot.install(pack, preload);
   const pyodide = await loadPyodide({
-    indexURL: pyodideDir, env: { PYTHONHASHSEED: '0' }, _makeSnapshot: step === 'make',
+    indexURL: pyodideDir,
+    env: { PYTHONHASHSEED: '0', ATTENTION_LAB_SNAPSHOT: '1' },  // app.page.SNAPSHOT_ENV
+    _makeSnapshot: step === 'make',
   });
   const doc = await pyodide.runPythonAsync(workerCode());
   pyodide.globals.set('_SNAPSHOT_DOC', doc);

@@ -33,7 +33,7 @@ from app.captions import rule_key_label
 from app.plots import RULE_NAMES
 from app.scenario import D_K_OPTIONS, DEFAULTS, SETTINGS_FIELDS, VIEWS, read_query
 from app.simulation import SCALING_RULES, Settings, simulate
-from app.training import training_sweep
+from app.training import train, training_sweep
 
 BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here
 DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "n_queries": 64}
@@ -540,6 +540,9 @@ def test_without_its_snapshot_the_page_starts_python_from_scratch(offline, site,
         wait_until_ready(page, boot="scratch")
         assert "without the saved Python session" in page.locator("#lab-status").inner_text()
         assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
+        # Live first, then trained in the background: the runs are those trained here.
+        page.wait_for_function(TRAINED_JS, timeout=60_000)
+        assert_trained_as_here(page, train(Settings(d_k=128, scaling="none", **DEFAULT)))
         assert [e for e in console.errors if "404 (File not found)" not in e] == []
         page.close()
 
