@@ -41,7 +41,7 @@ DEFAULT_STEPS = 200
 DEFAULT_LEARNING_RATE = 2.0
 DEFAULT_D_MODEL = 16
 # The page trains on at most this many tokens: each step costs n^2 per rule and d_k,
-# and at 64 the runs at every d_k take about 3.5 s in a browser.
+# and at 64 the runs at every d_k take about 2.2 s in a browser.
 PAGE_TOKENS = 64
 # Inclusive bounds of train's arguments.
 BOUNDS = {"steps": (1, 5000), "learning_rate": (1e-4, 1e4), "d_model": (1, 256)}
