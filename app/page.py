@@ -43,6 +43,7 @@ from app.captions import (
     training_summaries,
 )
 from app.plots import RULE_NAMES, Plots
+from app.precision import EXP_LIMITS, STABLE_SOFTMAX_NOTE, naive_overflow_share
 from app.scenario import (
     D_K_OPTIONS,
     DEFAULTS,
@@ -328,6 +329,7 @@ class AttentionLab(pn.viewable.Viewer):
             share = float(saturated_share(snap.max_weight))
             self.plots.show_snapshot(snap, unscaled, medians, share)
             self._lines = summaries(settings, snap, unscaled, medians, share, self.curves)
+            self.precision.object = precision_html(snap.logits)
 
     # --- training ------------------------------------------------------------------------
 
@@ -429,6 +431,14 @@ class AttentionLab(pn.viewable.Viewer):
             margin=(0, 10),
             styles=SMALL,
         )
+        self.precision = pn.pane.HTML(
+            "",
+            css_classes=["lab-precision"],
+            disable_math=True,
+            sizing_mode="stretch_width",
+            margin=(0, 10),
+            styles=SMALL,
+        )
         self.state = Div(text="loading", name="lab-state", visible=False)
         self.embed_views = pn.widgets.CheckBoxGroup(
             name="Views to embed",
@@ -511,6 +521,8 @@ class AttentionLab(pn.viewable.Viewer):
             pn.pane.Markdown(KEY_NOTE, sizing_mode="stretch_width", styles=SMALL),
             self.grid,
             self.full_lab_link,
+            pn.pane.Markdown("### Numerical stability, concretely", margin=(0, 10)),
+            self.precision,
             pn.pane.Markdown("### The plots in numbers", margin=(0, 10)),
             self.summary,
             sizing_mode="stretch_width",
@@ -585,6 +597,23 @@ class AttentionLab(pn.viewable.Viewer):
 
     def __panel__(self):
         return self.layout
+
+
+def precision_html(logits: np.ndarray) -> str:
+    """The largest logit beside each format's largest argument of exp, and the share
+    of rows whose naive softmax (no subtraction of the row maximum) would overflow."""
+    largest = float(logits.max())
+    rows = "".join(
+        f"<tr><td>{name}</td><td>{limit:.3f}</td>"
+        f"<td>{naive_overflow_share(logits, limit):.0%}</td></tr>"
+        for name, limit in EXP_LIMITS.items()
+    )
+    return (
+        f"<p>The largest logit now: <b>{largest:.4g}</b>.</p>"
+        "<table><thead><tr><th>format</th><th>largest argument of exp</th>"
+        "<th>rows whose naive softmax overflows</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table><p>{html.escape(STABLE_SOFTMAX_NOTE)}</p>"
+    )
 
 
 def _grid(min_width: int) -> dict:

@@ -31,6 +31,7 @@ import build
 from app import theory
 from app.captions import rule_key_label
 from app.plots import RULE_NAMES
+from app.precision import EXP_LIMITS, naive_overflow_share
 from app.scenario import D_K_OPTIONS, DEFAULTS, SETTINGS_FIELDS, VIEWS, read_query
 from app.simulation import SCALING_RULES, Settings, simulate
 from app.training import train, training_sweep
@@ -225,6 +226,25 @@ def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offli
         page, "training_sweep:sqrt", f"(d) => Math.abs(d.y[9] - {final[9]!r}) < 1e-6 * {final[9]!r}"
     )
     assert_trained_as_here(page, faster[512])
+    assert console.errors == []
+
+
+def test_the_numerical_stability_figures_are_those_of_the_logits_on_screen(offline, site_url):
+    """Without scaling at d_k = 1024: the largest logit, and the share of rows whose
+    naive softmax overflows in each format, as computed here for the same draw."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + "?d_k=1024&scaling=none")
+    wait_until_ready(page)
+    logits = simulate(Settings(d_k=1024, scaling="none", seed=0, **DEFAULT)).logits
+    pane = page.locator(".lab-precision")
+    assert pane.locator("b").inner_text() == f"{logits.max():.4g}"
+    expected = []
+    for name, limit in EXP_LIMITS.items():
+        expected += [name, f"{limit:.3f}", f"{naive_overflow_share(logits, limit):.0%}"]
+    assert pane.locator("td").all_inner_texts() == expected
+    assert expected[-1] not in ("0%", "100%")  # float32: some rows, not all
+    assert "softmax(z − max z)" in " ".join(pane.locator("p").all_inner_texts())
     assert console.errors == []
 
 

@@ -1,0 +1,39 @@
+"""Would a naive softmax overflow? The logits on screen against each format's range.
+
+``exp(z)`` overflows once ``z`` exceeds the natural log of the format's largest
+finite number. A naive softmax ``exp(z_j) / sum_l exp(z_l)`` (no subtraction
+of the row's maximum) overflows once its sum does, that is once
+``log sum_l exp(z_l)`` exceeds that limit: the row comes out as NaN (inf / inf)
+or as all zeros (finite / inf).
+
+>>> round(EXP_LIMITS["float16"], 2), round(EXP_LIMITS["float32"], 2)
+(11.09, 88.72)
+"""
+
+import math
+
+import numpy as np
+
+# Largest finite numbers: IEEE half and single precision, and bfloat16 (8 exponent
+# bits like float32, 7 stored mantissa bits: (2 - 2^-7) * 2^127).
+FORMAT_MAX = {
+    "float16": float(np.finfo(np.float16).max),
+    "bfloat16": (2 - 2**-7) * 2.0**127,
+    "float32": float(np.finfo(np.float32).max),
+}
+EXP_LIMITS = {name: math.log(largest) for name, largest in FORMAT_MAX.items()}
+EXP_LIMIT_TEX = r"e^{z} \le x_{\max} \iff z \le \ln x_{\max}"
+
+STABLE_SOFTMAX_NOTE = (
+    "Frameworks compute softmax(z) as softmax(z − max z) anyway: the same weights, "
+    "but the largest argument of exp is 0 and the sum is at least 1, so nothing "
+    "overflows or underflows to 0/0 in any format, whatever the scaling. The scaling "
+    "is about the shape of the weights and their gradients, not about overflow."
+)
+
+
+def naive_overflow_share(logits: np.ndarray, limit: float) -> float:
+    """Share of rows whose naive softmax overflows: ``log sum_j exp(z_j) > limit``."""
+    top = logits.max(axis=-1, keepdims=True)
+    log_sum = top[..., 0] + np.log(np.sum(np.exp(logits - top), axis=-1))
+    return float(np.mean(log_sum > limit))
