@@ -142,7 +142,8 @@ KEY_NOTE = (
     "Colour and marker = scaling rule, the same in every plot; press a rule to hide or "
     "show its curves. Solid line: median over the query rows of one draw; shaded band: "
     "10th to 90th percentile of the rows; dashed: theory; dotted: thresholds; "
-    "★: the current setting."
+    "★: the current setting; grey dash-dotted: the head dimension d_k of well-known "
+    "models (hover for which)."
 )
 
 

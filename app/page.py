@@ -77,7 +77,7 @@ assert set(CAPTIONS) == set(VIEWS)
 # The embed layout's height at an iframe width of 480 to 960 px (one column of
 # views): the controls and the link back, then one card per view. Measured on
 # the built site; the browser test checks the frame neither scrolls nor gapes.
-EMBED_HEIGHT = {"base": 550, "per_view": 420}
+EMBED_HEIGHT = {"base": 570, "per_view": 420}
 
 # Controls beside the views at desktop widths; above them, sticky and compact,
 # on narrower screens; in the embed layout, simply above them.
@@ -514,6 +514,11 @@ class AttentionLab(pn.viewable.Viewer):
         )
         self.cards = {key: self._card(key) for key in VIEWS}
         self.grid = pn.Column(*self.cards.values(), sizing_mode="stretch_width", styles=_grid(420))
+        self.stability = pn.Column(  # not in the embed layout: it shows the views only
+            pn.pane.Markdown("### Numerical stability, concretely", margin=(0, 10)),
+            self.precision,
+            sizing_mode="stretch_width",
+        )
         self.full_lab_link = pn.pane.HTML(
             "", visible=False, margin=(0, 10), styles=SMALL, name="full-lab"
         )
@@ -521,8 +526,7 @@ class AttentionLab(pn.viewable.Viewer):
             pn.pane.Markdown(KEY_NOTE, sizing_mode="stretch_width", styles=SMALL),
             self.grid,
             self.full_lab_link,
-            pn.pane.Markdown("### Numerical stability, concretely", margin=(0, 10)),
-            self.precision,
+            self.stability,
             pn.pane.Markdown("### The plots in numbers", margin=(0, 10)),
             self.summary,
             sizing_mode="stretch_width",
@@ -580,7 +584,7 @@ class AttentionLab(pn.viewable.Viewer):
         views = set(event.new or VIEWS)
         for key, card in self.cards.items():
             card.visible = key in views
-        self.header.visible = self.share.visible = not embed
+        self.header.visible = self.share.visible = self.stability.visible = not embed
         self.body.css_classes = ["lab-body", "lab-embed"] if embed else ["lab-body"]
         # One column of views when embedded: the frame's height then hardly depends on
         # its width, so the embed code's height fits (EMBED_HEIGHT).

@@ -56,6 +56,17 @@ CURVE_FIGURES = {
     "query_grad": ("query_grad_norm", "Gradient reaching the query", "‖dp/dq‖_F", True),
 }
 
+# Head dimensions d_k = d_model / heads of well-known models, marked on every plot
+# against d_k (docs/theory.md, "Real models on the d_k axis", gives the sources).
+MODEL_HEADS = [  # (model, d_model, heads)
+    ("Transformer base", 512, 8),
+    ("BERT-base", 768, 12),
+    ("GPT-2 small", 768, 12),
+    ("GPT-3 175B", 12288, 96),
+    ("LLaMA 7B", 4096, 32),
+]
+MODEL_COLOR = "#555555"
+
 TRAINING_FIGURES = {
     "training_loss": "Training: loss against step",
     "training_accuracy": "Training: accuracy against step",
@@ -171,6 +182,33 @@ class Plots:
             )
             self.rule_renderers[rule].append(line)
 
+    def _model_heads(self, fig):
+        """A dash-dotted line at each d_k of MODEL_HEADS; hover names the models."""
+        if "models" not in self.sources:
+            heads = {}
+            for model, d_model, count in MODEL_HEADS:
+                heads.setdefault(d_model // count, []).append(f"{model} ({d_model} / {count})")
+            self._source(
+                "models",
+                d_k=list(heads),
+                models=[", ".join(models) for models in heads.values()],
+            )
+        lines = fig.vspan(
+            x="d_k",
+            source=self.sources["models"],
+            line_color=MODEL_COLOR,
+            line_dash="dashdot",
+            line_width=1.5,
+            line_alpha=0.7,
+        )
+        fig.add_tools(
+            HoverTool(
+                renderers=[lines],
+                tooltips=[("d_k", "@d_k"), ("d_model / heads of", "@models")],
+                visible=False,
+            )
+        )
+
     def _marker(self, fig, key):
         """A star at the current setting, in the current rule's colour."""
         src = self._source(f"{key}:marker", d_k=[], y=[], color=[])
@@ -243,6 +281,7 @@ class Plots:
         if threshold:  # collapse threshold sqrt(2 ln n); uniform weights' ||J||_F
             src = self._source(threshold, d_k=[], y=[])
             fig.line("d_k", "y", source=src, line_color="black", line_dash="dotted", line_width=2)
+        self._model_heads(fig)
         self._marker(fig, key)
         fig.add_tools(
             HoverTool(tooltips=[("d_k", "@d_k"), ("median", "@y{0.000e}")], visible=False)
@@ -259,6 +298,7 @@ class Plots:
         )
         self._rule_curves(fig, "saturated", band=False)
         self._theory_lines(fig, "saturated")
+        self._model_heads(fig)
         self._marker(fig, "saturated")
 
     def _heatmap(self):
@@ -342,6 +382,7 @@ class Plots:
             y_axis_type="log",
         )
         self._rule_curves(sweep, "training_sweep", band=False)
+        self._model_heads(sweep)
         self._marker(sweep, "training_sweep")
 
     # --- updating ------------------------------------------------------------------------

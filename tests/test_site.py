@@ -248,6 +248,49 @@ def test_the_numerical_stability_figures_are_those_of_the_logits_on_screen(offli
     assert console.errors == []
 
 
+# Where d_k = x is drawn in figure `name` of the live document (scrolled into view),
+# in page pixels.
+D_K_PIXEL_JS = """([name, x]) => {
+  const figure = Bokeh.documents[Bokeh.documents.length - 1].get_model_by_name(name);
+  const view = Bokeh.index.find_one(figure);
+  view.el.scrollIntoView({block: 'center'});
+  const box = view.canvas_view.el.getBoundingClientRect();
+  return [box.left + view.frame.x_scale.compute(x), box.top + view.frame.bbox.vcenter];
+}"""
+# Per figure: how many VSpan glyphs draw the source named "models".
+MODEL_LINES_JS = """() => {
+  const doc = Bokeh.documents[Bokeh.documents.length - 1];
+  const counts = {};
+  for (const m of doc.all_models) {
+    if (['figure', 'Figure'].includes(m.constructor.__name__)) {
+      counts[m.name] = m.renderers.filter((r) => r.glyph?.constructor.__name__ === 'VSpan'
+        && r.data_source.name === 'models').length;
+    }
+  }
+  return counts;
+}"""
+
+
+def test_real_models_head_dimensions_are_marked_on_every_plot_against_d_k(offline, site_url):
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url)
+    wait_until_ready(page)
+    models = read_sources(page, ["models"])["models"]
+    assert models["d_k"] == [64, 128]
+    against_d_k = {"spread", "max_weight", "entropy", "jacobian", "query_grad", "saturated"}
+    counts = page.evaluate(MODEL_LINES_JS)
+    assert {name for name, count in counts.items() if count == 1} == against_d_k | {
+        "training_sweep"
+    }
+    assert set(counts.values()) == {0, 1}
+    # Hovering the line at d_k = 128 names the models and their d_model / heads.
+    x, y = page.evaluate(D_K_PIXEL_JS, ["spread", 128])
+    page.mouse.move(x, y)
+    page.get_by_text("GPT-3 175B (12288 / 96), LLaMA 7B (4096 / 32)").wait_for(timeout=10_000)
+    assert console.errors == []
+
+
 def test_a_link_says_what_is_on_screen_until_its_scenario_is_live(offline, site_url):
     """While loading, the status names the prerendered and the asked-for scenario;
     the controls are disabled; "ready" comes only once the link's scenario is plotted."""
