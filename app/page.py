@@ -43,7 +43,7 @@ from app.captions import (
     training_summaries,
 )
 from app.plots import RULE_NAMES, Plots
-from app.precision import EXP_LIMITS, STABLE_SOFTMAX_NOTE, naive_overflow_share
+from app.precision import EXP_LIMITS, STABLE_SOFTMAX_NOTE, naive_overflow_shares
 from app.scenario import (
     D_K_OPTIONS,
     DEFAULTS,
@@ -343,10 +343,11 @@ class AttentionLab(pn.viewable.Viewer):
     def _train_later(self):
         """Train for the current scenario unless that is done or under way; until then
         the training views say so. Runs in the background, a group of d_k at a time."""
-        if self.scenario.training() == self._runs_for:
+        wanted = self.scenario.training()
+        if wanted == self._runs_for:
             self._show_training()
             return
-        self._runs_for, self._runs = self.scenario.training(), {}
+        self._runs_for, self._runs = wanted, {}
         self._show_training()
         pn.state.execute(partial(self._train_in_groups, self._runs_for))
 
@@ -423,22 +424,8 @@ class AttentionLab(pn.viewable.Viewer):
         # One HTML pane for the text summary of every plot, one change per move. Panel's
         # HTML view only swaps its inner HTML; a Bokeh Div re-laid out the whole page on
         # every text change (about 40 ms of each move in a browser).
-        self.summary = pn.pane.HTML(
-            "",
-            css_classes=["lab-summary"],
-            disable_math=True,
-            sizing_mode="stretch_width",
-            margin=(0, 10),
-            styles=SMALL,
-        )
-        self.precision = pn.pane.HTML(
-            "",
-            css_classes=["lab-precision"],
-            disable_math=True,
-            sizing_mode="stretch_width",
-            margin=(0, 10),
-            styles=SMALL,
-        )
+        self.summary = _text_pane("lab-summary")
+        self.precision = _text_pane("lab-precision")
         self.state = Div(text="loading", name="lab-state", visible=False)
         self.embed_views = pn.widgets.CheckBoxGroup(
             name="Views to embed",
@@ -603,13 +590,25 @@ class AttentionLab(pn.viewable.Viewer):
         return self.layout
 
 
+def _text_pane(css_class: str) -> pn.pane.HTML:
+    """An HTML pane of small text whose content a move replaces."""
+    return pn.pane.HTML(
+        "",
+        css_classes=[css_class],
+        disable_math=True,
+        sizing_mode="stretch_width",
+        margin=(0, 10),
+        styles=SMALL,
+    )
+
+
 def precision_html(logits: np.ndarray) -> str:
     """The largest logit beside each format's largest argument of exp, and the share
     of rows whose naive softmax (no subtraction of the row maximum) would overflow."""
     largest = float(logits.max())
+    shares = naive_overflow_shares(logits)
     rows = "".join(
-        f"<tr><td>{name}</td><td>{limit:.3f}</td>"
-        f"<td>{naive_overflow_share(logits, limit):.0%}</td></tr>"
+        f"<tr><td>{name}</td><td>{limit:.3f}</td><td>{shares[name]:.0%}</td></tr>"
         for name, limit in EXP_LIMITS.items()
     )
     return (

@@ -109,6 +109,10 @@ class Plots:
     def __init__(self):
         self.figures, self.sources = {}, {}
         self.rule_renderers = {rule: [] for rule in SCALING_RULES}
+        heads = {}  # d_k -> the models with that head dimension
+        for model, d_model, count in MODEL_HEADS:
+            heads.setdefault(d_model // count, []).append(f"{model} ({d_model} / {count})")
+        self._source("models", d_k=list(heads), models=[", ".join(m) for m in heads.values()])
         self._histogram()
         for key, (_, title, y_label, log_y) in CURVE_FIGURES.items():
             self._curve_figure(key, title, y_label, log_y)
@@ -184,15 +188,6 @@ class Plots:
 
     def _model_heads(self, fig):
         """A dash-dotted line at each d_k of MODEL_HEADS; hover names the models."""
-        if "models" not in self.sources:
-            heads = {}
-            for model, d_model, count in MODEL_HEADS:
-                heads.setdefault(d_model // count, []).append(f"{model} ({d_model} / {count})")
-            self._source(
-                "models",
-                d_k=list(heads),
-                models=[", ".join(models) for models in heads.values()],
-            )
         lines = fig.vspan(
             x="d_k",
             source=self.sources["models"],
@@ -497,8 +492,7 @@ class Plots:
         """Plot the runs of ``training.train`` (None: still training, keep the old
         curves); ``highlighted`` (a rule) is drawn wider. Until ``complete`` (the
         runs at every d_k), the training figures' titles say they are training."""
-        for key in TRAINING_FIGURES:
-            title = TRAINING_FIGURES[key]
+        for key, title in TRAINING_FIGURES.items():
             self.figures[key].title.text = title if complete else f"{title} (training…)"
         if runs is None:
             return

@@ -22,7 +22,6 @@ FORMAT_MAX = {
     "float32": float(np.finfo(np.float32).max),
 }
 EXP_LIMITS = {name: math.log(largest) for name, largest in FORMAT_MAX.items()}
-EXP_LIMIT_TEX = r"e^{z} \le x_{\max} \iff z \le \ln x_{\max}"
 
 STABLE_SOFTMAX_NOTE = (
     "Frameworks compute softmax(z) as softmax(z − max z) anyway: the same weights, "
@@ -32,8 +31,9 @@ STABLE_SOFTMAX_NOTE = (
 )
 
 
-def naive_overflow_share(logits: np.ndarray, limit: float) -> float:
-    """Share of rows whose naive softmax overflows: ``log sum_j exp(z_j) > limit``."""
+def naive_overflow_shares(logits: np.ndarray) -> dict[str, float]:
+    """Per format of EXP_LIMITS, the share of rows whose naive softmax overflows:
+    ``log sum_j exp(z_j) > ln x_max``."""
     top = logits.max(axis=-1, keepdims=True)
     log_sum = top[..., 0] + np.log(np.sum(np.exp(logits - top), axis=-1))
-    return float(np.mean(log_sum > limit))
+    return {name: float(np.mean(log_sum > limit)) for name, limit in EXP_LIMITS.items()}

@@ -14,7 +14,7 @@ link never breaks the page. Pure Python: no Panel, no Bokeh.
 
 import math
 
-from app.simulation import SCALING_RULES
+from app.simulation import SCALING_RULES, Settings
 
 D_K_OPTIONS = [2**i for i in range(11)]  # 1 .. 1024
 N_KEYS_OPTIONS = [2**i for i in range(1, 11)]  # 2 .. 1024
@@ -50,7 +50,8 @@ DEFAULTS = {
     "learning_rate": 2.0,
 }
 FIELDS = tuple(DEFAULTS)  # every control of a shared link; ``views`` is the page's layout
-SETTINGS_FIELDS = FIELDS[:-1]  # those that make the simulation's ``Settings``
+# Those that make the simulation's ``Settings`` (the learning rate is the training's).
+SETTINGS_FIELDS = tuple(name for name in FIELDS if name in Settings.__dataclass_fields__)
 
 
 def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:

@@ -31,7 +31,7 @@ import build
 from app import theory
 from app.captions import rule_key_label
 from app.plots import RULE_NAMES
-from app.precision import EXP_LIMITS, naive_overflow_share
+from app.precision import EXP_LIMITS, naive_overflow_shares
 from app.scenario import D_K_OPTIONS, DEFAULTS, SETTINGS_FIELDS, VIEWS, read_query
 from app.simulation import SCALING_RULES, Settings, simulate
 from app.training import train, training_sweep
@@ -239,9 +239,9 @@ def test_the_numerical_stability_figures_are_those_of_the_logits_on_screen(offli
     logits = simulate(Settings(d_k=1024, scaling="none", seed=0, **DEFAULT)).logits
     pane = page.locator(".lab-precision")
     assert pane.locator("b").inner_text() == f"{logits.max():.4g}"
-    expected = []
+    shares, expected = naive_overflow_shares(logits), []
     for name, limit in EXP_LIMITS.items():
-        expected += [name, f"{limit:.3f}", f"{naive_overflow_share(logits, limit):.0%}"]
+        expected += [name, f"{limit:.3f}", f"{shares[name]:.0%}"]
     assert pane.locator("td").all_inner_texts() == expected
     assert expected[-1] not in ("0%", "100%")  # float32: some rows, not all
     assert "softmax(z − max z)" in " ".join(pane.locator("p").all_inner_texts())
@@ -256,18 +256,6 @@ D_K_PIXEL_JS = """([name, x]) => {
   view.el.scrollIntoView({block: 'center'});
   const box = view.canvas_view.el.getBoundingClientRect();
   return [box.left + view.frame.x_scale.compute(x), box.top + view.frame.bbox.vcenter];
-}"""
-# Per figure: how many VSpan glyphs draw the source named "models".
-MODEL_LINES_JS = """() => {
-  const doc = Bokeh.documents[Bokeh.documents.length - 1];
-  const counts = {};
-  for (const m of doc.all_models) {
-    if (['figure', 'Figure'].includes(m.constructor.__name__)) {
-      counts[m.name] = m.renderers.filter((r) => r.glyph?.constructor.__name__ === 'VSpan'
-        && r.data_source.name === 'models').length;
-    }
-  }
-  return counts;
 }"""
 
 
@@ -364,6 +352,12 @@ def test_a_course_page_embeds_the_views_a_teacher_picked(offline, site_url, tmp_
 # Every model of the newest (live) Bokeh document of a given type name.
 MODELS_JS = """(type) => [...[...Bokeh.documents].at(-1).all_models].filter(
   (m) => m.constructor.__name__ === type)"""
+
+
+# Per figure: how many VSpan glyphs draw the source named "models".
+MODEL_LINES_JS = f"""() => Object.fromEntries(({MODELS_JS})('Figure').map((f) => [f.name,
+  f.renderers.filter((r) => r.glyph?.constructor.__name__ === 'VSpan'
+    && r.data_source.name === 'models').length]))"""
 
 
 def active_element_js(body: str) -> str:
