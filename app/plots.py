@@ -187,7 +187,9 @@ class Plots:
             self.rule_renderers[rule].append(line)
 
     def _model_heads(self, fig):
-        """A dash-dotted line at each d_k of MODEL_HEADS; hover names the models."""
+        """A dash-dotted line at each d_k of MODEL_HEADS; hover names the models.
+
+        Returns the lines' renderer."""
         lines = fig.vspan(
             x="d_k",
             source=self.sources["models"],
@@ -203,6 +205,7 @@ class Plots:
                 visible=False,
             )
         )
+        return lines
 
     def _marker(self, fig, key):
         """A star at the current setting, in the current rule's colour."""
@@ -276,10 +279,14 @@ class Plots:
         if threshold:  # collapse threshold sqrt(2 ln n); uniform weights' ||J||_F
             src = self._source(threshold, d_k=[], y=[])
             fig.line("d_k", "y", source=src, line_color="black", line_dash="dotted", line_width=2)
-        self._model_heads(fig)
+        heads = self._model_heads(fig)
         self._marker(fig, key)
-        fig.add_tools(
-            HoverTool(tooltips=[("d_k", "@d_k"), ("median", "@y{0.000e}")], visible=False)
+        fig.add_tools(  # not over the model lines: they have no median
+            HoverTool(
+                renderers=[r for r in fig.renderers if r is not heads],
+                tooltips=[("d_k", "@d_k"), ("median", "@y{0.000e}")],
+                visible=False,
+            )
         )
 
     def _saturated(self):
