@@ -37,9 +37,11 @@ CAPTIONS = {
     ),
     "spread": (
         "Spread of the logits against d_k. Dividing by √d_k and QK-norm keep it flat; "
-        "without scaling it grows as √d_k, and ÷ d_k shrinks it. Above the dotted line, "
-        "a handful of keys take most of each row's weight.",
-        rf"{theory.LOGIT_STD_TEX},\qquad {theory.COLLAPSE_THRESHOLD_TEX}",
+        "without scaling it grows as √d_k, ÷ d_k shrinks it, and ÷ d_k^α changes it as "
+        "d_k^(1/2 − α): flat only at α = 1/2. Above the dotted line, a handful of keys take "
+        "most of each row's weight.",
+        rf"{theory.LOGIT_STD_TEX},\quad {theory.POWER_SPREAD_TEX},\quad "
+        rf"{theory.COLLAPSE_THRESHOLD_TEX}",
     ),
     "max_weight": (
         "The largest weight in each query's row: near 1 means attention looks at one key only.",
@@ -73,7 +75,7 @@ CAPTIONS = {
         QUERY_GRAD_TEX,
     ),
     "training_loss": (
-        "Does scaling change learning? Four identical models (one draw of the tokens X and "
+        "Does scaling change learning? Five identical models (one draw of the tokens X and "
         "of W_Q, W_K), one per rule, learn by gradient descent with one learning rate η to "
         "make each of n tokens attend to itself (the matching step of a copy head; at most "
         f"{PAGE_TOKENS} tokens here). The loss is the squared error of the attention output, "
@@ -92,7 +94,9 @@ CAPTIONS = {
         "serves every d_k. Without scaling the model learns at moderate d_k but stalls near "
         "its starting loss once d_k is large (its rows saturate and pass almost no "
         "gradient), and a ten times larger η breaks it sooner; with ÷ d_k it barely moves "
-        "at large d_k unless η grows with d_k. At d_k = 1 or 2 no rule gets far.",
+        "at large d_k unless η grows with d_k. With the cube root (÷ d_k^α at α = 1/3) the "
+        "spread still grows, as d_k^(1/6): too slowly to stall training over this range at "
+        "v = 1, but at v = 4 it starts to fail at d_k = 1024. At d_k = 1 or 2 no rule gets far.",
         rf"L_{{{DEFAULT_STEPS}}}(d_k)",
     ),
 }
@@ -116,7 +120,9 @@ drag d_k up to watch it happen.
 the spread at v whatever d_k is (Vaswani et al. 2017, footnote 4). Dividing by d_k
 (as in μP) over-corrects: the spread shrinks as 1/√d_k and every row fades to uniform.
 *QK-norm* layer-normalises q and k first, which keeps the spread near 1 whatever d_k
-and the variance.
+and the variance. The fifth rule, ÷ d_k^α, tries any power: the spread goes as
+d_k^(1/2 − α), so a cube root (α = 1/3) still lets it grow, as d_k^(1/6), and only
+α = 1/2 holds it still.
 """
 
 
@@ -126,13 +132,15 @@ def rule_key_label(rule: str) -> str:
 
 
 def key_css() -> str:
-    """Colours the colour key's buttons by rule (the buttons follow SCALING_RULES)."""
+    """Colours the colour key's buttons by rule (the buttons follow SCALING_RULES).
+
+    ``!important``: Bokeh's own button styles are more specific than these."""
     return ".bk-btn-group { display: grid !important; grid-template-columns: 1fr 1fr; }\n" + (
         "\n".join(
-            f".bk-btn-group > .bk-btn:nth-child({i + 1}) {{ color: {RULE_COLORS[rule]}; "
-            f"border-color: {RULE_COLORS[rule]}; }}\n"
+            f".bk-btn-group > .bk-btn:nth-child({i + 1}) {{ color: {RULE_COLORS[rule]} !important; "
+            f"border-color: {RULE_COLORS[rule]} !important; }}\n"
             f".bk-btn-group > .bk-btn:nth-child({i + 1}).bk-active {{ background: "
-            f"{RULE_COLORS[rule]}22; font-weight: 600; }}"
+            f"{RULE_COLORS[rule]}22 !important; font-weight: 600; }}"
             for i, rule in enumerate(SCALING_RULES)
         )
     )
@@ -155,7 +163,7 @@ def summaries(settings: Settings, snap, unscaled, med, share, curves) -> dict[st
     """One plain-text sentence of current numbers per view, for screen readers."""
     s = settings
     rule = s.scaling
-    predicted = float(theory.logit_std(rule, s.d_k, s.variance, s.temperature))
+    predicted = float(theory.logit_std(rule, s.d_k, s.variance, s.temperature, s.alpha))
     raw = float(theory.logit_std("none", s.d_k, s.variance, s.temperature))
     c = curves[rule]
     at = f"At d_k = {s.d_k} with rule {RULE_NAMES[rule]}"
@@ -169,7 +177,9 @@ def summaries(settings: Settings, snap, unscaled, med, share, curves) -> dict[st
         / max(unscaled_curves["query_grad_norm_p10"][-1], 1e-300)
     )
     share_theory = float(
-        theory.saturated_share(rule, np.array([s.d_k]), s.variance, s.temperature, s.n_keys)[0]
+        theory.saturated_share(
+            rule, np.array([s.d_k]), s.variance, s.temperature, s.n_keys, s.alpha
+        )[0]
     )
     return {
         "histogram": f"{at}: logits std {_fmt(float(snap.logits.std()))} ({spread_law} = "

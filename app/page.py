@@ -45,6 +45,8 @@ from app.captions import (
 from app.plots import RULE_NAMES, Plots
 from app.precision import EXP_LIMITS, STABLE_SOFTMAX_NOTE, naive_overflow_shares
 from app.scenario import (
+    ALPHA_LABELS,
+    ALPHA_OPTIONS,
     D_K_OPTIONS,
     DEFAULTS,
     FIELDS,
@@ -77,7 +79,7 @@ assert set(CAPTIONS) == set(VIEWS)
 # The embed layout's height at an iframe width of 480 to 960 px (one column of
 # views): the controls and the link back, then one card per view. Measured on
 # the built site; the browser test checks the frame neither scrolls nor gapes.
-EMBED_HEIGHT = {"base": 570, "per_view": 420}
+EMBED_HEIGHT = {"base": 650, "per_view": 420}
 
 # Controls beside the views at desktop widths; above them, sticky and compact,
 # on narrower screens; in the embed layout, simply above them.
@@ -182,6 +184,9 @@ class Scenario(param.Parameterized):
     d_k = param.Selector(default=DEFAULTS["d_k"], objects=D_K_OPTIONS, doc="Key dimension.")
     variance = param.Number(DEFAULTS["variance"], bounds=VARIANCE_RANGE, doc="Component variance.")
     scaling = param.Selector(default=DEFAULTS["scaling"], objects=list(SCALING_RULES))
+    alpha = param.Selector(
+        default=DEFAULTS["alpha"], objects=ALPHA_OPTIONS, doc="The power rule's exponent."
+    )
     n_keys = param.Selector(default=DEFAULTS["n_keys"], objects=N_KEYS_OPTIONS)
     temperature = param.Number(DEFAULTS["temperature"], bounds=TEMPERATURE_RANGE)
     seed = param.Integer(DEFAULTS["seed"], bounds=SEED_RANGE)
@@ -248,6 +253,9 @@ class AttentionLab(pn.viewable.Viewer):
                 button_type="primary",
                 button_style="outline",
                 stylesheets=[FOCUS_CSS],
+            ),
+            "alpha": _options_slider(
+                "α of the ÷ d_k^α rule (1/2: √d_k)", ALPHA_OPTIONS, s.alpha, ALPHA_LABELS
             ),
             "variance": _float_slider(
                 "variance v of q and k components", VARIANCE_RANGE, s.variance
@@ -320,9 +328,7 @@ class AttentionLab(pn.viewable.Viewer):
         with hold():
             if curves:
                 self.curves = sweep(settings, D_K_OPTIONS)
-                self.plots.show_curves(
-                    self.curves, settings.n_keys, settings.variance, settings.temperature
-                )
+                self.plots.show_curves(self.curves, settings)
             snap = simulate(settings)
             unscaled = snap.q @ snap.k.T / settings.temperature
             medians = {name: float(np.median(v)) for name, v in row_metrics(snap).items()}
@@ -404,7 +410,7 @@ class AttentionLab(pn.viewable.Viewer):
             self._write_url()
 
     def _query(self) -> str:
-        return "?" + urlencode(write_query(self.scenario.param.values()))
+        return "?" + urlencode(write_query(self.scenario.param.values()), safe="/")
 
     def _write_url(self):
         location = pn.state.location
@@ -478,6 +484,7 @@ class AttentionLab(pn.viewable.Viewer):
             pn.Column(
                 pn.pane.Markdown("**Scaling rule** (c in softmax(c Q Kᵀ / T))", margin=(0, 10)),
                 w["scaling"],
+                w["alpha"],
                 **group,
             ),
             pn.Column(w["d_k"], w["n_keys"], **group),
@@ -577,7 +584,8 @@ class AttentionLab(pn.viewable.Viewer):
         # its width, so the embed code's height fits (EMBED_HEIGHT).
         self.grid.styles = _grid(10_000 if embed else 420)
         full = "?" + urlencode(
-            {k: v for k, v in write_query(self.scenario.param.values()).items() if k != "views"}
+            {k: v for k, v in write_query(self.scenario.param.values()).items() if k != "views"},
+            safe="/",
         )
         self.full_lab_link.object = (
             f'<a href="{html.escape(full)}" target="_blank" rel="noopener">'
@@ -651,14 +659,17 @@ def _power_of_two_slider(name: str, options: list[int], value: int) -> pn.widget
     )
 
 
-def _options_slider(name: str, options: list[float], value: float) -> pn.widgets.IntSlider:
-    """A slider over the indices of ``options`` that shows the option."""
+def _options_slider(
+    name: str, options: list[float], value: float, labels: list[str] | None = None
+) -> pn.widgets.IntSlider:
+    """A slider over the indices of ``options`` that shows the option (or its label)."""
+    labels = labels or [f"{option:g}" for option in options]
     return pn.widgets.IntSlider(
         name=name,
         start=0,
         end=len(options) - 1,
         value=options.index(value),
-        format=CustomJSTickFormatter(code=f"return String({json.dumps(options)}[tick])"),
+        format=CustomJSTickFormatter(code=f"return {json.dumps(labels)}[tick]"),
     )
 
 
@@ -671,6 +682,7 @@ _SLIDER_SCALES = {
     "d_k": (lambda exponent: 2**exponent, lambda value: int(math.log2(value))),
     "n_keys": (lambda exponent: 2**exponent, lambda value: int(math.log2(value))),
     "learning_rate": (LEARNING_RATE_OPTIONS.__getitem__, LEARNING_RATE_OPTIONS.index),
+    "alpha": (ALPHA_OPTIONS.__getitem__, ALPHA_OPTIONS.index),
 }
 
 

@@ -27,14 +27,38 @@ from bokeh.palettes import Cividis256
 from bokeh.plotting import figure
 
 from app import theory
-from app.simulation import SCALING_RULES, Snapshot
+from app.simulation import SCALING_RULES, Settings, Snapshot
 from app.training import DEFAULT_STEPS
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
-RULE_COLORS = {"none": "#D55E00", "sqrt": "#0072B2", "linear": "#009E73", "qk_norm": "#CC79A7"}
-RULE_NAMES = {"none": "none", "sqrt": "÷ √d_k", "linear": "÷ d_k", "qk_norm": "QK-norm"}
-RULE_MARKERS = {"none": "square", "sqrt": "circle", "linear": "triangle", "qk_norm": "diamond"}
-MARKER_SYMBOLS = {"square": "■", "circle": "●", "triangle": "▲", "diamond": "◆"}
+RULE_COLORS = {
+    "none": "#D55E00",
+    "sqrt": "#0072B2",
+    "linear": "#009E73",
+    "qk_norm": "#CC79A7",
+    "power": "#E69F00",
+}
+RULE_NAMES = {
+    "none": "none",
+    "sqrt": "÷ √d_k",
+    "linear": "÷ d_k",
+    "qk_norm": "QK-norm",
+    "power": "÷ d_k^α",
+}
+RULE_MARKERS = {
+    "none": "square",
+    "sqrt": "circle",
+    "linear": "triangle",
+    "qk_norm": "diamond",
+    "power": "inverted_triangle",
+}
+MARKER_SYMBOLS = {
+    "square": "■",
+    "circle": "●",
+    "triangle": "▲",
+    "diamond": "◆",
+    "inverted_triangle": "▼",
+}
 RAW_COLOR = "#999999"
 LOG_FLOOR = 1e-300  # log axes draw smaller (underflowed) norms at this floor
 HEIGHT = 300
@@ -395,8 +419,9 @@ class Plots:
             for renderer in renderers:
                 renderer.visible = rule in rules
 
-    def show_curves(self, curves: dict, n_keys: int, variance: float, temperature: float):
-        """Plot a ``sweep`` result and its theory lines."""
+    def show_curves(self, curves: dict, settings: Settings):
+        """Plot ``sweep(settings, ...)`` and its theory lines."""
+        n_keys, variance, temperature = settings.n_keys, settings.variance, settings.temperature
         for key, (metric, *_, log_y) in CURVE_FIGURES.items():
             for rule, columns in curves.items():
                 data = {
@@ -408,7 +433,7 @@ class Plots:
                 self.sources[f"{key}:{rule}"].data = _for_log_axis(data) if log_y else data
         d_k = np.geomspace(1, curves["sqrt"]["d_k"][-1], 60)
         for rule in SCALING_RULES:
-            s = theory.logit_std(rule, d_k, variance, temperature)
+            s = theory.logit_std(rule, d_k, variance, temperature, settings.alpha)
             self.sources[f"spread:theory:{rule}"].data = _for_log_axis({"d_k": d_k, "y": s})
             small = s <= 1.0  # the small-spread entropy holds for spreads below about 1
             self.sources[f"entropy:theory:{rule}"].data = {
@@ -419,7 +444,7 @@ class Plots:
                 "d_k": curves[rule]["d_k"],
                 "y": curves[rule]["saturated_share"],
             }
-            share = theory.saturated_share(rule, d_k, variance, temperature, n_keys)
+            share = theory.saturated_share(rule, d_k, variance, temperature, n_keys, settings.alpha)
             drawn = np.isfinite(share)  # not drawn where the Gaussian model does not hold
             self.sources[f"saturated:theory:{rule}"].data = {"d_k": d_k[drawn], "y": share[drawn]}
         ends = [d_k[0], d_k[-1]]
@@ -466,7 +491,7 @@ class Plots:
         s = snap.settings
         kinds = {"raw": (unscaled, "none"), "scaled": (snap.logits, s.scaling)}
         theory_spreads = {
-            kind: float(theory.logit_std(rule, s.d_k, s.variance, s.temperature))
+            kind: float(theory.logit_std(rule, s.d_k, s.variance, s.temperature, s.alpha))
             for kind, (_, rule) in kinds.items()
         }
         spreads = {

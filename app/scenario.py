@@ -13,8 +13,9 @@ link never breaks the page. Pure Python: no Panel, no Bokeh.
 """
 
 import math
+from fractions import Fraction
 
-from app.simulation import SCALING_RULES, Settings
+from app.simulation import DEFAULT_ALPHA, SCALING_RULES, Settings
 
 D_K_OPTIONS = [2**i for i in range(11)]  # 1 .. 1024
 N_KEYS_OPTIONS = [2**i for i in range(1, 11)]  # 2 .. 1024
@@ -23,6 +24,12 @@ TEMPERATURE_RANGE = (0.1, 4.0)
 SEED_RANGE = (0, 2**32 - 1)
 # The training run's learning rate: 1-2-5 steps over four decades (a log slider).
 LEARNING_RATE_OPTIONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+# The power rule's exponent alpha, 0 to 3/2 in steps of 1/24: every simple fraction a
+# learner asks about (1/6, 1/4, 1/3, 1/2, 2/3, 3/4, 1) is on the slider, written as one.
+ALPHA_STEP = Fraction(1, 24)
+ALPHA_OPTIONS = [float(i * ALPHA_STEP) for i in range(37)]
+ALPHA_LABELS = [str(i * ALPHA_STEP) for i in range(37)]
+ALPHA_SNAP = 1e-3  # a decimal this close to a step is that step, silently (0.333 is 1/3)
 
 # The page's views, in page order; ``?views=spread,heatmap`` is the embed layout
 # (what a course page's iframe shows): the controls and those views only.
@@ -44,6 +51,7 @@ DEFAULTS = {
     "d_k": 64,
     "variance": 1.0,
     "scaling": "sqrt",
+    "alpha": DEFAULT_ALPHA,
     "n_keys": 64,
     "temperature": 1.0,
     "seed": 0,
@@ -92,12 +100,13 @@ def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:
 def write_query(values: dict) -> dict[str, str]:
     """Query parameters that ``read_query`` maps back to ``values``.
 
-    ``views`` (the embed layout) is written when it is set.
+    ``views`` (the embed layout) is written when it is set; alpha as a fraction, 1/3.
     """
     query = {
         name: f"{values[name]:g}" if isinstance(values[name], float) else str(values[name])
         for name in FIELDS
     }
+    query["alpha"] = ALPHA_LABELS[ALPHA_OPTIONS.index(values["alpha"])]
     if values.get("views"):
         query["views"] = ",".join(values["views"])
     return query
@@ -135,6 +144,22 @@ def _bounded(low, high, cast):
     return read
 
 
+def _alpha(name, text):
+    """An exponent such as 0.5 or 1/3; off the slider's steps of 1/24, the nearest."""
+    numerator, _, denominator = text.partition("/")
+    value, divisor = _number(numerator), _number(denominator) if denominator else 1.0
+    if divisor == 0:
+        raise ValueError("it divides by zero")
+    value /= divisor
+    index = min(range(len(ALPHA_OPTIONS)), key=lambda i: abs(ALPHA_OPTIONS[i] - value))
+    if abs(ALPHA_OPTIONS[index] - value) < ALPHA_SNAP:
+        return ALPHA_OPTIONS[index], None
+    return ALPHA_OPTIONS[index], (
+        f"{name}={text} is not on the slider (steps of 1/24 from 0 to 3/2); "
+        f"showing {name}={ALPHA_LABELS[index]}."
+    )
+
+
 def _scaling(name, text):
     if text not in SCALING_RULES:
         raise ValueError(f"the scaling rule must be one of {', '.join(SCALING_RULES)}")
@@ -168,6 +193,7 @@ _READERS = {
     "d_k": _on_log_slider(D_K_OPTIONS, "powers of two", int),
     "variance": _bounded(*VARIANCE_RANGE, float),
     "scaling": _scaling,
+    "alpha": _alpha,
     "n_keys": _on_log_slider(N_KEYS_OPTIONS, "powers of two", int),
     "temperature": _bounded(*TEMPERATURE_RANGE, float),
     "seed": _bounded(*SEED_RANGE, int),

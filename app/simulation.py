@@ -24,7 +24,8 @@ import numpy as np
 
 from app import softmax
 
-SCALING_RULES = ("none", "sqrt", "linear", "qk_norm")
+SCALING_RULES = ("none", "sqrt", "linear", "qk_norm", "power")
+DEFAULT_ALPHA = 1 / 3  # the power rule's exponent: c = d_k^(-alpha), a cube root by default
 LAYER_NORM_EPS = 1e-5  # what torch.nn.functional.layer_norm adds to the variance
 SATURATION = 0.99  # a row is saturated when its largest weight exceeds this
 
@@ -39,6 +40,7 @@ BOUNDS = {
     "n_keys": (1, 1024),
     "temperature": (1e-2, 1e2),
     "seed": (0, 2**32 - 1),
+    "alpha": (0.0, 1.5),
 }
 
 
@@ -52,15 +54,18 @@ class Settings:
         Dimension of queries and keys, 1 to 4096.
     variance : float
         Variance of every query and key component, 1e-3 to 1e3.
-    scaling : {"none", "sqrt", "linear", "qk_norm"}
+    scaling : {"none", "sqrt", "linear", "qk_norm", "power"}
         Scale factor ``c`` of the dot products: 1, ``1/sqrt(d_k)``, ``1/d_k``,
-        or ``1/sqrt(d_k)`` after layer-normalising each q and k.
+        ``1/sqrt(d_k)`` after layer-normalising each q and k, or ``d_k^(-alpha)``.
     n_queries, n_keys : int
         Number of query and key vectors, 1 to 1024 each.
     temperature : float
         Softmax temperature dividing the logits, 1e-2 to 1e2.
     seed : int
         Seed of ``numpy.random.default_rng``, 0 to 2**32 - 1.
+    alpha : float
+        Exponent of the power rule, 0 to 1.5 (0, 1/2 and 1 give none, sqrt and
+        linear); the other rules ignore it.
 
     Raises
     ------
@@ -75,6 +80,7 @@ class Settings:
     n_keys: int = 64
     temperature: float = 1.0
     seed: int = 0
+    alpha: float = DEFAULT_ALPHA
 
     def __post_init__(self):
         if not isinstance(self.scaling, str) or self.scaling not in SCALING_RULES:
@@ -88,7 +94,7 @@ class Settings:
     @property
     def scale(self) -> float:
         """The scale factor ``c`` of the scaling rule."""
-        return scale_factor(self.scaling, self.d_k)
+        return scale_factor(self.scaling, self.d_k, self.alpha)
 
 
 def _checked(field, value):
@@ -108,9 +114,10 @@ def _checked(field, value):
     return field.type(value)
 
 
-def scale_factor(scaling: str, d_k: int) -> float:
-    """Scale factor ``c`` of a scaling rule at dimension ``d_k``."""
-    return {"none": 1.0, "sqrt": d_k**-0.5, "linear": 1.0 / d_k, "qk_norm": d_k**-0.5}[scaling]
+def scale_factor(scaling: str, d_k: int, alpha: float = DEFAULT_ALPHA) -> float:
+    """Scale factor ``c`` of a scaling rule at dimension ``d_k`` (``alpha``: the power rule's)."""
+    exponent = {"none": 0.0, "sqrt": 0.5, "linear": 1.0, "qk_norm": 0.5, "power": alpha}[scaling]
+    return d_k**-exponent  # c = d_k^(-exponent)
 
 
 @dataclass(frozen=True)

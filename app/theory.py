@@ -10,17 +10,21 @@ from functools import lru_cache
 
 import numpy as np
 
-from app.simulation import LAYER_NORM_EPS, SATURATION, scale_factor
+from app.simulation import DEFAULT_ALPHA, LAYER_NORM_EPS, SATURATION, scale_factor
 
 DOT_VARIANCE_TEX = r"\mathrm{Var}(q\cdot k) = d_k v^2"
 LOGIT_STD_TEX = r"s = c\,\sqrt{d_k}\,v\,/\,T"
+POWER_SPREAD_TEX = r"c = d_k^{-\alpha}\Rightarrow s = d_k^{1/2-\alpha}\,v\,/\,T"
 
 
-def logit_std(scaling: str, d_k, variance: float, temperature: float = 1.0):
+def logit_std(
+    scaling: str, d_k, variance: float, temperature: float = 1.0, alpha: float = DEFAULT_ALPHA
+):
     """The standard deviation s of the logits (the spread).
 
     ``Var(q . k) = d_k * variance^2`` for independent zero-mean components
-    (Vaswani et al. 2017, footnote 4), so ``s = c * sqrt(d_k) * variance / T``.
+    (Vaswani et al. 2017, footnote 4), so ``s = c * sqrt(d_k) * variance / T``;
+    under the power rule (``c = d_k^(-alpha)``) that is ``d_k^(1/2 - alpha) v / T``.
 
     Under qk_norm the layer-normalised vectors are zero-mean with
     ``|x_hat|^2 = d_k * rho``, ``rho = var / (var + eps)``, and isotropic in
@@ -31,7 +35,7 @@ def logit_std(scaling: str, d_k, variance: float, temperature: float = 1.0):
     ``variance * (d_k - 1) / d_k``.
     """
     d_k = np.asarray(d_k, dtype=float)
-    c = np.vectorize(scale_factor, otypes=[float])(scaling, d_k)
+    c = np.vectorize(scale_factor, otypes=[float])(scaling, d_k, alpha)
     if scaling != "qk_norm":
         return c * np.sqrt(d_k) * variance / temperature
     sample_var = variance * (d_k - 1) / d_k
@@ -206,7 +210,12 @@ SATURATED_SHARE_TEX = (
 
 
 def saturated_share(
-    scaling: str, d_k, variance: float, temperature: float = 1.0, n_keys: int = 64
+    scaling: str,
+    d_k,
+    variance: float,
+    temperature: float = 1.0,
+    n_keys: int = 64,
+    alpha: float = DEFAULT_ALPHA,
 ) -> np.ndarray:
     """Gaussian-model bound on the share of rows whose largest weight exceeds 0.99.
 
@@ -218,10 +227,10 @@ def saturated_share(
 
     Parameters
     ----------
-    scaling : {"none", "sqrt", "linear", "qk_norm"}
+    scaling : {"none", "sqrt", "linear", "qk_norm", "power"}
     d_k : array_like of int
         Dimensions, 1 to 4096; the result has this shape.
-    variance, temperature : float
+    variance, temperature, alpha : float
         As in ``Settings``.
     n_keys : int
         Number of keys n per row.
@@ -252,7 +261,7 @@ def saturated_share(
 
     For a fixed query the logits ``c q . k_j / T`` are exactly i.i.d. Gaussian
     over the keys, with row spread ``s_q = c ||q|| sqrt(v) / T``, and
-    ``||q||^2 / v ~ chi^2_{d_k}``; so for none, sqrt and linear the bound is
+    ``||q||^2 / v ~ chi^2_{d_k}``; so for none, sqrt, linear and power the bound is
     averaged over ``s_q = s sqrt(chi^2_d / d)``, s from ``logit_std``. That
     average is exact, not an approximation, and matters at small d_k.
 
@@ -287,7 +296,7 @@ def saturated_share(
     if n_keys == 1:  # one weight, always 1
         return np.ones_like(d_k)
     dims, inverse = np.unique(d_k, return_inverse=True)
-    spread = logit_std(scaling, dims, variance, temperature)
+    spread = logit_std(scaling, dims, variance, temperature, alpha)
     if scaling == "qk_norm":
         share = np.full(len(dims), np.nan)  # below the floor: the page skips NaN
         share[dims == 1] = 0.0  # every logit is 0: uniform rows

@@ -202,7 +202,10 @@ def _descend(settings, x, draws, rules, steps, learning_rate):
     a_q, a_k, ones = (np.stack(c) for c in zip(*(bases[id(d)] for d in draws), strict=True))
     ones = ones[:, :, None]  # (b, r, 1)
     d_k = np.array([w_q.shape[1] for w_q, _ in draws], dtype=float)[:, None, None]
-    scale = [scale_factor(rule, w_q.shape[1]) for rule, (w_q, _) in zip(rules, draws, strict=True)]
+    scale = [
+        scale_factor(rule, w_q.shape[1], settings.alpha)
+        for rule, (w_q, _) in zip(rules, draws, strict=True)
+    ]
     c = np.array(scale)[:, None, None] / settings.temperature  # dz/d(q . k) = c / T
     normed = np.array([rule == "qk_norm" for rule in rules])
     groups = [

@@ -138,6 +138,27 @@ class Console:
         page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
 
 
+# The sliders by name: the start of each one's title on the page.
+SLIDER_TITLES = {
+    "alpha": "α of",
+    "d_k": "d_k (key dimension)",
+    "n_keys": "n (number of keys)",
+    "variance": "variance v",
+    "temperature": "temperature T",
+    "learning_rate": "learning rate",
+}
+
+
+def slider(page, name):
+    """The slider of control ``name`` (its ``.noUi-handle`` and ``.noUi-target`` inside)."""
+    title = page.locator(".bk-slider-title", has_text=SLIDER_TITLES[name])
+    return page.locator(".bk-input-group", has=title)
+
+
+def slider_handle(page, name):
+    return slider(page, name).locator(".noUi-handle")
+
+
 def read_sources(page, names) -> dict:
     return page.evaluate(READ_SOURCES_JS, list(names))
 

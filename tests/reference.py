@@ -12,7 +12,12 @@ import numpy as np
 EPS = 1e-5  # torch.nn.functional.layer_norm's default
 
 
+POWER_ALPHA = 1 / 3  # the power rule's exponent in the tests: a cube root
+
+
 def scale(scaling, d):
+    if scaling == "power":
+        return d**-POWER_ALPHA
     return 1.0 if scaling == "none" else 1.0 / d if scaling == "linear" else 1.0 / math.sqrt(d)
 
 
@@ -57,11 +62,11 @@ def mp_row_metrics(q_row, keys, scaling, temperature, dps):
         d = len(q_row)
         q = [mpmath.mpf(float(x)) for x in q_row]
         ks = [[mpmath.mpf(float(x)) for x in row] for row in keys]
-        c = (
-            mpmath.mpf(1)
-            if scaling == "none"
-            else (1 / mpmath.mpf(d) if scaling == "linear" else 1 / mpmath.sqrt(d))
-        )
+        c = {
+            "none": mpmath.mpf(1),
+            "linear": 1 / mpmath.mpf(d),
+            "power": mpmath.mpf(d) ** -mpmath.mpf(POWER_ALPHA),
+        }.get(scaling, 1 / mpmath.sqrt(d))
         if scaling == "qk_norm":
             q_hat, sigma = _mp_layer_norm(q)
             ks = [_mp_layer_norm(k)[0] for k in ks]

@@ -10,8 +10,9 @@ import numpy as np
 EPS = 1e-5  # torch's layer_norm
 
 
-def scale(rule, d_k):
-    return {"none": 1.0, "sqrt": d_k**-0.5, "linear": 1.0 / d_k, "qk_norm": d_k**-0.5}[rule]
+def scale(rule, d_k, alpha=1 / 3):
+    exponent = {"none": 0, "sqrt": 0.5, "linear": 1, "qk_norm": 0.5, "power": alpha}[rule]
+    return d_k**-exponent
 
 
 def layer_norm(v):

@@ -129,5 +129,12 @@ def test_the_training_sweep_caption_is_what_the_runs_do(trained):
     assert "with ÷ d_k it barely moves at large d_k unless η grows with d_k" in caption
     assert min(ratio("linear", d) for d in POWERS if d >= 64) > 0.9
     assert ratio("linear", 64, lr=50.0) < 0.1
+    assert "too slowly to stall training over this range at v = 1" in caption
+    assert all(ratio("power", d) < 0.05 for d in POWERS if d >= 8)
+    assert "at v = 4 it starts to fail at d_k = 1024" in caption
+    wide = training_sweep(Settings(d_k=1, variance=4.0, scaling="sqrt"), [512, 1024])
+    assert wide[512]["power"].loss[-1] / wide[512]["power"].loss[0] < 0.05
+    assert wide[1024]["power"].loss[-1] / wide[1024]["power"].loss[0] > 0.2
+    assert wide[1024]["sqrt"].loss[-1] / wide[1024]["sqrt"].loss[0] < 0.05
     assert "At d_k = 1 or 2 no rule gets far" in caption
     assert max(runs[d][rule].accuracy[-1] for d in (1, 2) for rule in SCALING_RULES) < 0.2

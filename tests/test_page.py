@@ -4,7 +4,15 @@ import math
 
 import numpy as np
 import pytest
-from browser import Console, launch, panel_server, read_heatmap, read_sources, wait_for_source
+from browser import (
+    Console,
+    launch,
+    panel_server,
+    read_heatmap,
+    read_sources,
+    slider_handle,
+    wait_for_source,
+)
 from playwright.sync_api import sync_playwright
 
 from app import theory
@@ -56,9 +64,9 @@ def open_page(browser, server):
         page.close()
 
 
-def press_key_on_slider(page, index, key):
-    """Focus the index-th slider handle (d_k, n_keys, variance, temperature) and press a key."""
-    page.locator(".noUi-handle").nth(index).press(key)
+def press_key_on_slider(page, name, key):
+    """Focus the handle of slider ``name`` (``browser.SLIDER_TITLES``) and press a key."""
+    slider_handle(page, name).press(key)
 
 
 def test_every_view_renders_finite_data_without_console_errors(open_page):
@@ -77,7 +85,7 @@ def test_every_view_renders_finite_data_without_console_errors(open_page):
 
 def test_keyboard_move_of_d_k_plots_what_the_simulation_computes(open_page):
     page = open_page()
-    press_key_on_slider(page, 0, "ArrowRight")  # d_k 64 -> 128
+    press_key_on_slider(page, "d_k", "ArrowRight")  # d_k 64 -> 128
     wait_for_source(page, "query_grad:marker", "(d) => d.d_k[0] === 128")
     expected = simulate(Settings(d_k=128, scaling="sqrt", **DEFAULT))
     np.testing.assert_array_equal(read_heatmap(page), expected.weights)
@@ -143,7 +151,7 @@ def test_bad_parameters_show_a_notice_and_the_page_keeps_working(open_page):
     ]:
         assert page.locator(f"text={text}").count() == 1, text
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 64")
-    press_key_on_slider(page, 0, "ArrowLeft")  # still works: d_k 64 -> 32
+    press_key_on_slider(page, "d_k", "ArrowLeft")  # still works: d_k 64 -> 32
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 32")
     settings = Settings(d_k=32, scaling="sqrt", variance=0.1, n_keys=1024, seed=0)
     np.testing.assert_array_equal(read_heatmap(page), simulate(settings).weights)
@@ -155,12 +163,12 @@ def test_every_control_works_from_the_keyboard(open_page):
     page = open_page()
     page.get_by_role("button", name="QK-norm", exact=True).press("Enter")
     wait_for_source(page, "spread:marker", "(d) => d.color[0] === '#CC79A7'")
-    for index, key, field in [
-        (1, "ArrowLeft", "n_keys=32"),
-        (2, "ArrowRight", "variance=1.05"),
-        (3, "ArrowLeft", "temperature=0.95"),
+    for name, key, field in [
+        ("n_keys", "ArrowLeft", "n_keys=32"),
+        ("variance", "ArrowRight", "variance=1.05"),
+        ("temperature", "ArrowLeft", "temperature=0.95"),
     ]:
-        press_key_on_slider(page, index, key)
+        press_key_on_slider(page, name, key)
         page.wait_for_url(f"**{field}**", timeout=10_000)
     seed = page.get_by_role("textbox", name="seed")
     seed.fill("42")

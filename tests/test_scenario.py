@@ -2,7 +2,15 @@
 
 import pytest
 
-from app.scenario import DEFAULTS, FIELDS, SETTINGS_FIELDS, VIEWS, read_query, write_query
+from app.scenario import (
+    ALPHA_OPTIONS,
+    DEFAULTS,
+    FIELDS,
+    SETTINGS_FIELDS,
+    VIEWS,
+    read_query,
+    write_query,
+)
 from app.simulation import Settings
 
 
@@ -15,6 +23,7 @@ def test_a_valid_query_is_taken_as_it_is():
         "temperature": "0.5",
         "seed": "7",
         "learning_rate": "0.05",
+        "alpha": "1/4",
     }
     values, notices = read_query(query)
     assert values == {
@@ -25,6 +34,7 @@ def test_a_valid_query_is_taken_as_it_is():
         "temperature": 0.5,
         "seed": 7,
         "learning_rate": 0.05,
+        "alpha": 0.25,
     }
     assert notices == []
 
@@ -32,6 +42,19 @@ def test_a_valid_query_is_taken_as_it_is():
 def test_write_then_read_is_the_identity():
     values = {**DEFAULTS, "variance": 1.05, "seed": 2**32 - 1, "learning_rate": 0.01}
     assert read_query(write_query(values)) == (values, [])
+    for alpha in ALPHA_OPTIONS:
+        assert read_query(write_query({**DEFAULTS, "alpha": alpha})) == (
+            {**DEFAULTS, "alpha": alpha},
+            [],
+        )
+
+
+def test_alpha_is_written_as_a_fraction_and_read_as_one_or_as_a_decimal():
+    assert write_query(DEFAULTS)["alpha"] == "1/3"
+    assert write_query({**DEFAULTS, "alpha": 0.5})["alpha"] == "1/2"
+    assert write_query({**DEFAULTS, "alpha": 1.5})["alpha"] == "3/2"
+    for text in ("1/3", "0.333", "0.3333333", " 2/6 "):
+        assert read_query({"alpha": text}) == ({"alpha": 1 / 3}, [])
 
 
 @pytest.mark.parametrize(
@@ -54,7 +77,13 @@ def test_write_then_read_is_the_identity():
         ({"learning_rate": "0"}, {"learning_rate": 0.01}, "showing learning_rate=0.01"),
         ({"learning_rate": "1e9"}, {"learning_rate": 100.0}, "showing learning_rate=100"),
         ({"learning_rate": "fast"}, {}, "learning_rate='fast' was ignored: it is not a number"),
-        ({"scaling": "SQRT"}, {}, "must be one of none, sqrt, linear, qk_norm"),
+        ({"scaling": "SQRT"}, {}, "must be one of none, sqrt, linear, qk_norm, power"),
+        ({"alpha": "0.3"}, {"alpha": 7 / 24}, "(steps of 1/24 from 0 to 3/2); showing alpha=7/24"),
+        ({"alpha": "2"}, {"alpha": 1.5}, "showing alpha=3/2"),
+        ({"alpha": "-1"}, {"alpha": 0.0}, "showing alpha=0"),
+        ({"alpha": "1/0"}, {}, "alpha='1/0' was ignored: it divides by zero"),
+        ({"alpha": "1/2/3"}, {}, "alpha='1/2/3' was ignored: it is not a number"),
+        ({"alpha": "inf"}, {}, "not a finite number"),
         ({"colour": "red"}, {}, "Ignored the unknown parameter 'colour'"),
         ({"views": "heatmap,bogus"}, {"views": ("heatmap",)}, "views: ignored 'bogus'"),
         ({"views": "bogus"}, {}, "views='bogus' was ignored: name one or more of histogram"),

@@ -85,6 +85,51 @@ def test_f1_spread_grows_as_sqrt_dk_only_without_scaling():
     assert spreads["sqrt"][1] / spreads["sqrt"][0] == pytest.approx(1.0)
     assert spreads["linear"][1] / spreads["linear"][0] == pytest.approx(1 / 8)
     assert spreads["qk_norm"][1] / spreads["qk_norm"][0] == pytest.approx(1.0, rel=0.05)
+    assert spreads["power"][1] / spreads["power"][0] == pytest.approx(64 ** (1 / 2 - 1 / 3))
+
+
+@pytest.mark.parametrize(("alpha", "rule"), [(0.0, "none"), (0.5, "sqrt"), (1.0, "linear")])
+def test_the_power_rule_at_0_one_half_and_1_is_none_sqrt_and_linear(alpha, rule):
+    for d_k in (1, 7, 64, 1024):
+        power = simulate(Settings(d_k=d_k, variance=1.3, scaling="power", alpha=alpha, seed=5))
+        named = simulate(Settings(d_k=d_k, variance=1.3, scaling=rule, seed=5))
+        for field in ("logits", "weights", "jacobian_norm", "query_grad_norm"):
+            np.testing.assert_allclose(getattr(power, field), getattr(named, field), rtol=1e-12)
+        spread = theory.logit_std("power", d_k, 1.3, alpha=alpha)
+        assert spread == pytest.approx(theory.logit_std(rule, d_k, 1.3), rel=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [0.25, 1 / 3, 0.75, 1.5])
+def test_the_power_rules_spread_scales_as_d_k_to_one_half_minus_alpha(alpha):
+    """d_k^(1/2 - alpha) * v / T, exactly in the theory and in expectation in the draw.
+
+    The squared logits of 16 seeds at d_k = 256 (32 x 32 each): their pooled mean
+    estimates s^2 with a standard error taken from the per-seed means, and 5
+    standard errors bound a chance failure below 1e-4 (t with 15 degrees of freedom).
+    """
+    d_k, variance, temperature = 256, 0.7, 1.3
+    spread = theory.logit_std("power", d_k, variance, temperature, alpha=alpha)
+    assert spread == pytest.approx(d_k ** (0.5 - alpha) * variance / temperature, rel=1e-12)
+    per_seed = [
+        np.mean(
+            simulate(
+                Settings(
+                    d_k=d_k,
+                    variance=variance,
+                    scaling="power",
+                    alpha=alpha,
+                    n_queries=32,
+                    n_keys=32,
+                    temperature=temperature,
+                    seed=seed,
+                )
+            ).logits
+            ** 2
+        )
+        for seed in range(16)
+    ]
+    standard_error = np.std(per_seed, ddof=1) / 4
+    assert abs(np.mean(per_seed) - spread**2) < 5 * standard_error
 
 
 # --- Against an independent computation ----------------------------------------------------
@@ -280,6 +325,9 @@ def test_the_query_gradient_grows_then_collapses_and_spreads_without_scaling(see
         ("seed", -1),
         ("seed", 2**32),
         ("seed", 0.5),
+        ("alpha", -0.1),
+        ("alpha", 1.6),
+        ("alpha", math.nan),
         ("scaling", "cube"),
         ("scaling", None),
         ("scaling", "SQRT"),

@@ -17,11 +17,14 @@ import numpy as np
 import pytest
 from browser import (
     OFFLINE_ARGS,
+    SLIDER_TITLES,
     Console,
     http_server,
     launch,
     read_heatmap,
     read_sources,
+    slider,
+    slider_handle,
     wait_for_source,
 )
 from engines import DEEP_JS
@@ -30,10 +33,10 @@ from playwright.sync_api import sync_playwright
 import build
 from app import theory
 from app.captions import rule_key_label
-from app.plots import RULE_NAMES
+from app.plots import RULE_COLORS, RULE_NAMES
 from app.precision import EXP_LIMITS, naive_overflow_shares
-from app.scenario import D_K_OPTIONS, DEFAULTS, SETTINGS_FIELDS, VIEWS, read_query
-from app.simulation import SCALING_RULES, Settings, simulate
+from app.scenario import D_K_OPTIONS, DEFAULTS, SETTINGS_FIELDS, VIEWS, read_query, write_query
+from app.simulation import SCALING_RULES, Settings, simulate, sweep
 from app.training import train, training_sweep
 
 BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here
@@ -136,7 +139,7 @@ def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_di
         "window.__patches = 0; pyodideWorker.addEventListener('message',"
         " (e) => { if (e.data.type === 'patch') window.__patches += 1; })"
     )
-    page.locator(".noUi-handle").nth(0).press("ArrowRight")  # d_k 64 -> 128, keyboard
+    slider_handle(page, "d_k").press("ArrowRight")  # d_k 64 -> 128, keyboard
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 128")
     page.wait_for_url("**d_k=128**")
     assert page.evaluate("window.__patches") == 1
@@ -205,7 +208,7 @@ def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offli
     none_at_64 = read_sources(page, ["training_loss:none"])["training_loss:none"]["y"]
     assert none_at_64[-1] < 0.01 < here[64]["sqrt"].loss[-1] < 0.05  # both learn at 64
 
-    page.locator(".noUi-handle").nth(0).focus()
+    slider_handle(page, "d_k").focus()
     for _ in range(3):
         page.keyboard.press("ArrowRight")  # d_k 64 -> 512
     wait_for_source(page, "training_sweep:marker", "(d) => d.d_k[0] === 512")
@@ -214,7 +217,7 @@ def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offli
     assert none_at_512[-1] > 0.5 * none_at_512[0]  # stalls near its starting loss
     assert here[512]["sqrt"].loss[-1] < 0.05  # sqrt learns as well as at 64
 
-    page.locator(".noUi-handle").nth(4).focus()
+    slider_handle(page, "learning_rate").focus()
     for _ in range(2):
         page.keyboard.press("ArrowRight")  # learning rate 2 -> 5 -> 10 -> ... 2 steps: 10
     page.wait_for_url("**learning_rate=10**")
@@ -226,6 +229,47 @@ def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offli
         page, "training_sweep:sqrt", f"(d) => Math.abs(d.y[9] - {final[9]!r}) < 1e-6 * {final[9]!r}"
     )
     assert_trained_as_here(page, faster[512])
+    assert console.errors == []
+
+
+def test_the_power_rule_follows_its_alpha_slider_as_the_simulation_and_theory_say(
+    offline, site_url
+):
+    """A link to ÷ d_k^α at α = 1/4 shows sweep's and train's numbers and the theory line
+    d_k^(1/2 - α) v / T; one key on the α slider puts alpha=7/24 in the URL and the page
+    recomputes every view for it."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + "?scaling=power&alpha=1/4&d_k=256")
+    wait_until_ready(page)
+    page.wait_for_function(TRAINED_JS)
+    assert "alpha=1/4" in page.url  # a fraction, as a teacher would write it
+    for alpha, label in ((0.25, "1/4"), (7 / 24, "7/24")):
+        settings = Settings(d_k=256, scaling="power", alpha=alpha, seed=0, **DEFAULT)
+        theory_line = wait_for_source(
+            page,
+            "spread:theory:power",
+            f"(d) => Math.abs(d.y[0] - 1) < 1e-12 && Math.abs(d.y.at(-1) / d.d_k.at(-1) "
+            f"** {0.5 - alpha} - 1) < 1e-9",
+        )
+        np.testing.assert_allclose(
+            theory_line["y"],
+            np.array(theory_line["d_k"]) ** (0.5 - alpha),  # d_k^(1/2 - alpha) v / T
+            rtol=1e-12,
+        )
+        curves = sweep(settings, D_K_OPTIONS)["power"]
+        shown = read_sources(page, ["spread:power", "spread:marker"])
+        np.testing.assert_allclose(shown["spread:power"]["y"], curves["logit_std"], rtol=1e-9)
+        assert shown["spread:marker"]["color"] == [RULE_COLORS["power"]]
+        assert_shows_weights_of(page, settings)
+        assert slider_handle(page, "alpha").get_attribute("aria-valuetext") == label
+        page.wait_for_function(TRAINED_JS)
+        assert_trained_as_here(page, {"power": train(settings)["power"]})
+        if label == "1/4":
+            slider_handle(page, "alpha").press("ArrowRight")
+            page.wait_for_url("**alpha=7/24**")
+    key = page.get_by_role("button", name=rule_key_label("power"), exact=True)
+    assert key.evaluate("(b) => getComputedStyle(b).color") == "rgb(230, 159, 0)"
     assert console.errors == []
 
 
@@ -460,6 +504,7 @@ def test_everyone_can_use_it_from_the_keyboard_and_a_screen_reader(offline, site
     assert d_k.get_attribute("aria-valuetext") == "256"  # the value, not its exponent
     names = [line.strip() for line in page.locator("body").aria_snapshot().splitlines()]
     for name in (
+        'slider "α of the ÷ d_k^α rule (1/2: √d_k)"',
         'slider "d_k (key dimension)"',
         'slider "n (number of keys)"',
         'slider "variance v of q and k components"',
@@ -468,7 +513,7 @@ def test_everyone_can_use_it_from_the_keyboard_and_a_screen_reader(offline, site
         'button "increase seed"',
         'button "decrease seed"',
     ):
-        assert any(line.startswith(f"- {name}") for line in names), name
+        assert any(line.lstrip("-' ").startswith(name) for line in names), name
     d_k.press("ArrowRight")
     page.wait_for_function("() => location.search.includes('d_k=512')")
     assert d_k.get_attribute("aria-valuetext") == "512"
@@ -493,7 +538,7 @@ def test_everyone_can_use_it_from_the_keyboard_and_a_screen_reader(offline, site
     while len(stops) < 60 and "Copy embed code" not in (stops or [""])[-1]:
         page.keyboard.press("Tab")
         stops.append(page.evaluate(active_element_js("a.textContent.trim()")))
-    assert "Copy embed code" in stops[-1] and len(stops) <= 32, stops
+    assert "Copy embed code" in stops[-1] and len(stops) <= 36, stops
 
 
 def test_per_view_scales_show_the_shape_of_extreme_scenarios(offline, site_url):
@@ -642,7 +687,7 @@ def test_a_failed_load_says_so_instead_of_spinning(offline, site, missing):
         page.close()
 
 
-SLIDERS = 5  # d_k, n, variance, T, learning rate, in page order
+SLIDERS = list(SLIDER_TITLES)
 SLIDER_KEYS = ["ArrowRight", "ArrowLeft", "PageUp", "PageDown", "Home", "End"]
 # Every number in every data source of the live document is finite.
 ALL_SOURCES_FINITE_JS = """() => {
@@ -721,11 +766,11 @@ def soak_actions(page, rng):
     """One random move: a key on a slider, a fast drag, a rule, a rule toggle or the seed."""
     kind = rng.choice(["key", "key", "key", "drag", "rule", "toggle", "seed"])
     if kind == "key":
-        page.locator(".noUi-handle").nth(rng.randrange(SLIDERS)).press(rng.choice(SLIDER_KEYS))
+        slider_handle(page, rng.choice(SLIDERS)).press(rng.choice(SLIDER_KEYS))
     elif kind == "drag":
-        index = rng.randrange(SLIDERS)
-        track = page.locator(".noUi-target").nth(index).bounding_box()
-        handle = page.locator(".noUi-handle").nth(index).bounding_box()
+        name = rng.choice(SLIDERS)
+        track = slider(page, name).locator(".noUi-target").bounding_box()
+        handle = slider_handle(page, name).bounding_box()
         y = handle["y"] + handle["height"] / 2
         page.mouse.move(handle["x"] + handle["width"] / 2, y)
         page.mouse.down()
@@ -755,12 +800,12 @@ def test_a_thousand_fast_moves_leave_the_page_correct_and_its_memory_flat(
     page.goto(site_url)
     wait_until_ready(page)
     (worker,) = page.workers
-    for index in range(SLIDERS):  # every slider to both ends
+    for name in SLIDERS:  # every slider to both ends
         for key in ("End", "Home"):
-            page.locator(".noUi-handle").nth(index).press(key)
+            slider_handle(page, name).press(key)
             page.wait_for_function(SETTLED_JS)
-    for index in range(3):  # the largest arrays: d_k, n and the variance at their ends
-        page.locator(".noUi-handle").nth(index).press("End")
+    for name in ("d_k", "n_keys", "variance"):  # the largest arrays: these at their ends
+        slider_handle(page, name).press("End")
         page.wait_for_function(SETTLED_JS)
     page.wait_for_function(TRAINED_JS)  # the training runs' arrays are in the heap too
     first = worker.evaluate(WORKER_MEMORY_JS)
@@ -777,11 +822,11 @@ def test_a_thousand_fast_moves_leave_the_page_correct_and_its_memory_flat(
     scenario = {**DEFAULTS, **values}
     settings = Settings(**{name: scenario[name] for name in SETTINGS_FIELDS}, n_queries=64)
     assert_shows_weights_of(page, settings)
-    handles = page.locator(".noUi-handle")
-    shown = [handles.nth(i).get_attribute("aria-valuetext") for i in range(SLIDERS)]
-    expected = [settings.d_k, settings.n_keys, settings.variance, settings.temperature]
-    expected.append(scenario["learning_rate"])
-    assert [float(v) for v in shown] == pytest.approx(expected)  # the sliders agree
+    shown = {name: slider_handle(page, name).get_attribute("aria-valuetext") for name in SLIDERS}
+    assert shown.pop("alpha") == write_query(scenario)["alpha"]  # the sliders agree
+    assert {name: float(v) for name, v in shown.items()} == pytest.approx(
+        {name: scenario[name] for name in shown}
+    )
     assert page.evaluate(ALL_SOURCES_FINITE_JS) == []
     assert console.errors == []
     after = worker.evaluate(WORKER_MEMORY_JS)

@@ -102,6 +102,12 @@ def test_the_loss_at_step_0_is_that_of_the_simulations_weights(rule):
     assert run.max_weight[0] == pytest.approx(np.median(weights.max(axis=1)), rel=1e-12)
 
 
+@pytest.mark.parametrize(("alpha", "rule"), [(0.0, "none"), (0.5, "sqrt"), (1.0, "linear")])
+def test_the_power_rule_trains_as_the_rule_its_exponent_names(alpha, rule):
+    runs = train(Settings(d_k=64, scaling="sqrt", alpha=alpha, **SMALL), steps=30)
+    np.testing.assert_allclose(runs["power"].loss, runs[rule].loss, rtol=1e-10)
+
+
 def test_one_token_is_the_trivial_softmax():
     """With n = 1 the softmax is the constant 1: no loss, no gradient, nothing to learn."""
     runs = train(Settings(d_k=16, scaling="sqrt", **{**SMALL, "n_keys": 1}), steps=5)
