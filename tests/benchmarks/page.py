@@ -21,7 +21,7 @@ import numpy as np
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from browser import launch, panel_server, wait_for_source
+from browser import launch, panel_server, slider_handle, wait_for_source
 
 from app.scenario import D_K_OPTIONS
 from app.simulation import Settings, simulate, sweep
@@ -41,9 +41,9 @@ HOOK_JS = """() => {
 }"""
 
 
-def move_latencies(page, slider_index, moves=MOVES):
+def move_latencies(page, slider_name, moves=MOVES):
     """Key press to plots updated, and to plots and text updated, in ms, per move."""
-    handle = page.locator(".noUi-handle").nth(slider_index)
+    handle = slider_handle(page, slider_name)
     handle.focus()
     plots, everything = [], []
     for i in range(moves):
@@ -83,8 +83,8 @@ def main():
             page.goto(url)
             wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0")
             page.evaluate(HOOK_JS)
-            d_k_moves, d_k_all = move_latencies(page, 0)  # d_k 64 <-> 128
-            variance_moves, variance_all = move_latencies(page, 2)  # variance 1 <-> 1.05
+            d_k_moves, d_k_all = move_latencies(page, "d_k")  # d_k 64 <-> 128
+            variance_moves, variance_all = move_latencies(page, "variance")  # variance 1 <-> 1.05
             browser.close()
     base = Settings(d_k=64, variance=1.0, scaling="sqrt")
     snap_ms = [1e3 * t for t in bare_seconds(lambda: simulate(base))]

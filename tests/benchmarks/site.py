@@ -41,7 +41,7 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from browser import OFFLINE_ARGS, http_server, launch
+from browser import OFFLINE_ARGS, http_server, launch, slider, slider_handle
 
 import build
 
@@ -165,7 +165,7 @@ def painted_after(page, action_js, changed_js) -> float:
 
 def keyboard_moves(page) -> tuple[list, list]:
     """MOVES arrow-key presses on d_k: ms to painted, and the worker's patches per move."""
-    page.locator(".noUi-handle").nth(0).focus()
+    slider_handle(page, "d_k").focus()
     painted, patches = [], []
     for i in range(MOVES):
         page.evaluate("window.__patches = []")
@@ -181,7 +181,7 @@ def keyboard_moves(page) -> tuple[list, list]:
 
 def rendering_floor(page) -> list:
     """The recorded patches of alternate moves re-applied from JS, all of a move in one task."""
-    page.locator(".noUi-handle").nth(0).focus()
+    slider_handle(page, "d_k").focus()
     page.evaluate("window.__recorded = []")
     for key in ("ArrowRight", "ArrowLeft"):
         page.evaluate("window.__patches = []")
@@ -201,8 +201,8 @@ def rendering_floor(page) -> list:
 
 def drag_updates_per_second(page) -> float:
     """Drag the variance slider back and forth at the frame rate; worker updates per s."""
-    handle = page.locator(".noUi-handle").nth(2)
-    track = page.locator(".noUi-target").nth(2).bounding_box()
+    handle = slider_handle(page, "variance")
+    track = slider(page, "variance").locator(".noUi-target").bounding_box()
     box = handle.bounding_box()
     y = box["y"] + box["height"] / 2
     left, right = track["x"] + 4, track["x"] + track["width"] - 4
