@@ -62,6 +62,18 @@ CAPTIONS = {
         "row is near-uniform (1/n each), a single bright cell on black is one-hot.",
         SOFTMAX_TEX,
     ),
+    "row_logits": (
+        "One query's logits, one pair of bars per key, largest first: grey without scaling "
+        "(q·k/T), colour under the current rule. Pick the row above; by default the row "
+        "whose largest weight is the median.",
+        r"z_j = c\,q\cdot k_j/T\ \text{vs}\ q\cdot k_j/T",
+    ),
+    "row_weights": (
+        "The same query's attention weights: the softmax turns a wide spread of logits "
+        "into a one-hot row (grey, unscaled, at large d_k) and a moderate one into a "
+        "graded row.",
+        SOFTMAX_TEX,
+    ),
     "jacobian": (
         "How much the weights can still move when the logits do. It collapses as rows "
         "saturate. Dotted: its value for uniform weights.",
@@ -211,6 +223,21 @@ def summaries(settings: Settings, snap, unscaled, med, share, curves) -> dict[st
         f"({_fmt(grad[peak])}) and is {_fmt(grad[-1])} at d_k = 1024, where the rows span "
         f"{decades:.0f} orders of magnitude; with ÷ √d_k it stays between "
         f"{_fmt(scaled_grad.min())} and {_fmt(scaled_grad.max())}.",
+    }
+
+
+def row_summaries(snap, unscaled, row: int) -> dict[str, str]:
+    """The row up close in words: its spread, top gap and largest weight, both ways."""
+    z, raw = snap.logits[row], unscaled[row]
+    top_two = {name: np.sort(v)[-2:] for name, v in (("rule", z), ("raw", raw))}
+    raw_weight = softmax.softmax_rows(raw[None]).weights[0].max()
+    at = f"Query {row + 1} with rule {RULE_NAMES[snap.settings.scaling]}"
+    return {
+        "row_logits": f"{at}: logits std {_fmt(float(z.std()))}, the top one ahead of the "
+        f"next by {_fmt(float(np.diff(top_two['rule'])[0]))}; unscaled std "
+        f"{_fmt(float(raw.std()))}, ahead by {_fmt(float(np.diff(top_two['raw'])[0]))}.",
+        "row_weights": f"{at}: largest weight {_fmt(float(snap.max_weight[row]))}; unscaled "
+        f"{_fmt(float(raw_weight))} (uniform: {_fmt(1 / snap.settings.n_keys)}).",
     }
 
 

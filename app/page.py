@@ -28,7 +28,7 @@ from urllib.parse import parse_qsl, urlencode
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import CustomJSTickFormatter, Div
+from bokeh.models import CustomJS, CustomJSTickFormatter, Div
 from panel.custom import JSComponent
 from panel.io import hold
 
@@ -37,6 +37,7 @@ from app.captions import (
     EXPLAINER,
     KEY_NOTE,
     key_css,
+    row_summaries,
     rule_key_label,
     summaries,
     summary_html,
@@ -44,6 +45,7 @@ from app.captions import (
 )
 from app.plots import RULE_NAMES, Plots
 from app.precision import EXP_LIMITS, STABLE_SOFTMAX_NOTE, naive_overflow_shares
+from app.questions import QUESTIONS, Evidence, question
 from app.scenario import (
     ALPHA_LABELS,
     ALPHA_OPTIONS,
@@ -60,7 +62,15 @@ from app.scenario import (
     read_query,
     write_query,
 )
-from app.simulation import SCALING_RULES, Settings, row_metrics, saturated_share, simulate, sweep
+from app.simulation import (
+    SCALING_RULES,
+    Settings,
+    median_row,
+    row_metrics,
+    saturated_share,
+    simulate,
+    sweep,
+)
 from app.training import PAGE_TOKENS, training_sweep
 
 TITLE = "Attention Scaling Lab"
@@ -160,6 +170,16 @@ export function render({ model }) {
 """
 
 
+# Brings an answer's view into sight: the hidden scroll marker's text is "<view> <count>".
+SCROLL_JS = """
+const key = cb_obj.text.split(' ')[0];
+const model = key && cb_obj.document.get_model_by_name(key === 'stability' ? 'lab-stability'
+  : `view:${key}`);
+const view = model && window.Bokeh.index.find_one(model);
+if (view) view.el.scrollIntoView({block: 'start'});
+"""
+
+
 class ControlNames(JSComponent):
     """Invisible: names every slider handle and spinner button, with slider values as text."""
 
@@ -196,6 +216,10 @@ class Scenario(param.Parameterized):
     views = param.List(
         default=None, allow_None=True, doc="The views of the embed layout; None: the full page."
     )
+    question = param.Selector(
+        default=None, objects=[None, *(q.slug for q in QUESTIONS)], doc="The open question."
+    )
+    step = param.Integer(default=0, bounds=(0, None), doc="Its step, from 0.")
 
     def settings(self) -> Settings:
         return Settings(**{name: getattr(self, name) for name in SETTINGS_FIELDS})
@@ -217,10 +241,12 @@ class AttentionLab(pn.viewable.Viewer):
         self.plots = Plots()
         self._applied_search = None
         self._runs, self._runs_for = {}, None  # {d_k: {rule: TrainingRun}}, and for what
+        self._revealed, self._scrolls = False, 0  # the open question's answer; scroll count
         self._build_widgets()
         self._build_layout()
         self.scenario.param.watch(self._on_change, list(FIELDS))
         self.scenario.param.watch(self._show_views, "views")
+        self.scenario.param.watch(self._open_question, ["question", "step"])
         self._update(curves=True)
         if sys.platform == "emscripten" and not os.environ.get(SNAPSHOT_ENV):
             # Python started from scratch in a browser (no snapshot): the page goes live
@@ -239,6 +265,7 @@ class AttentionLab(pn.viewable.Viewer):
         if location is not None:
             location.param.watch(lambda _: self._read_url(), "search")
         self._go_live()  # panel serve (the request's query is known now) or a notebook
+        pn.state.onload(self._scroll_to_step)  # a link's question: once the page is shown
 
     # --- widgets -------------------------------------------------------------------------
 
@@ -302,6 +329,27 @@ class AttentionLab(pn.viewable.Viewer):
             stylesheets=[key_css(), FOCUS_CSS],
         )
         self.shown_rules.param.watch(lambda e: self.plots.show_rules(e.new), "value")
+        self.row_pick = pn.widgets.Select(
+            name="Query row",
+            options={"the median row": -1, **{str(i + 1): i for i in range(Settings.n_queries)}},
+            value=-1,
+            width=160,
+        )
+        self.row_pick.param.watch(lambda _: self._show_row(), "value")
+        self.question_pick = pn.widgets.Select(
+            name="Questions learners ask",
+            options={"Pick a question…": "", **{q.text: q.slug for q in QUESTIONS}},
+            value="",
+            sizing_mode="stretch_width",
+        )
+        self.question_pick.param.watch(self._pick_question, "value")
+        s.param.watch(lambda e: setattr(self.question_pick, "value", e.new or ""), "question")
+        self.reveal = pn.widgets.Button(name="Reveal the answer", button_type="primary")
+        self.reveal.on_click(lambda _: self._reveal())
+        self.previous_step = pn.widgets.Button(name="← Previous", width=110)
+        self.previous_step.on_click(lambda _: setattr(s, "step", s.step - 1))
+        self.next_step = pn.widgets.Button(name="Next →", width=110)
+        self.next_step.on_click(lambda _: setattr(s, "step", s.step + 1))
 
     def _go_live(self):
         """Apply the link's scenario, then enable the controls and mark the page live."""
@@ -329,13 +377,22 @@ class AttentionLab(pn.viewable.Viewer):
             if curves:
                 self.curves = sweep(settings, D_K_OPTIONS)
                 self.plots.show_curves(self.curves, settings)
-            snap = simulate(settings)
-            unscaled = snap.q @ snap.k.T / settings.temperature
+            snap = self._snap = simulate(settings)
+            unscaled = self._unscaled = snap.q @ snap.k.T / settings.temperature
             medians = {name: float(np.median(v)) for name, v in row_metrics(snap).items()}
             share = float(saturated_share(snap.max_weight))
             self.plots.show_snapshot(snap, unscaled, medians, share)
             self._lines = summaries(settings, snap, unscaled, medians, share, self.curves)
             self.precision.object = precision_html(snap.logits)
+            self._show_row()
+
+    def _show_row(self):
+        """The query row up close (the picked one, or the median row) and its words."""
+        snap = self._snap
+        self._row = self.row_pick.value if self.row_pick.value >= 0 else median_row(snap)
+        self.plots.show_row(snap, self._unscaled, self._row)
+        self._lines |= row_summaries(snap, self._unscaled, self._row)
+        self._show_answer()
 
     # --- training ------------------------------------------------------------------------
 
@@ -387,6 +444,64 @@ class AttentionLab(pn.viewable.Viewer):
             s.settings(), s.learning_rate, s.training()[0].n_keys, runs, self._runs, complete
         )
         self._show_summary()
+        self._show_answer()
+
+    # --- questions -----------------------------------------------------------------------
+
+    def _open_question(self, *events):
+        """Apply the open question's step: its scenario, its view in sight, its answer."""
+        s = self.scenario
+        if s.question is not None:
+            steps = question(s.question).steps
+            if s.step >= len(steps):
+                s.step = len(steps) - 1  # a link past the last step: the last (re-enters)
+                return
+            if any(e.name == "question" for e in events):
+                self._revealed = False  # a new question: predict first
+            s.param.update(**(DEFAULTS | steps[s.step].scenario))
+            self._scroll_to_step()
+        self._show_answer()
+        self._write_url()
+
+    def _scroll_to_step(self):
+        """Bring the open step's view into sight (SCROLL_JS, in the browser)."""
+        s = self.scenario
+        if s.question is not None:
+            self._scrolls += 1
+            self.scroll.text = f"{question(s.question).steps[s.step].view} {self._scrolls}"
+
+    def _pick_question(self, event):
+        """A question picked from the list opens at its first step (the list also follows
+        a question opened by a link: then nothing changes here)."""
+        if (event.new or None) != self.scenario.question:
+            self.scenario.param.update(question=event.new or None, step=0)
+
+    def _reveal(self):
+        self._revealed = True
+        self._show_answer()
+
+    def _show_answer(self):
+        """The open question, its prediction prompt and (once revealed) its answer, read
+        from what is on screen now."""
+        s = self.scenario
+        self.question_box.visible = s.question is not None
+        if s.question is None:
+            return
+        q = question(s.question)
+        count = len(q.steps)
+        where = f" <small>(step {s.step + 1} of {count})</small>" if count > 1 else ""
+        self.question_text.object = (
+            f"<p><b>{html.escape(q.text)}</b>{where}</p><p>{html.escape(q.predict)}</p>"
+        )
+        evidence = Evidence(
+            s.settings(), s.learning_rate, self._snap, self.curves, self._runs, self._row
+        )
+        self.answer.object = f"<p>{html.escape(q.steps[s.step].answer(evidence))}</p>"
+        self.answer.visible = self._revealed
+        self.reveal.visible = not self._revealed
+        self.previous_step.disabled = s.step == 0
+        self.next_step.disabled = s.step == count - 1
+        self.steps_row.visible = count > 1
 
     def _show_summary(self):
         titles = {key: fig.title.text for key, fig in self.plots.figures.items()}
@@ -405,6 +520,10 @@ class AttentionLab(pn.viewable.Viewer):
         self.notice.visible = bool(notices)
         if "views" in values:
             values["views"] = list(values["views"])
+        # An open question sets its step's scenario; the link's own values then win.
+        self.scenario.param.update(
+            **{name: values.pop(name) for name in ("question", "step") if name in values}
+        )
         self.scenario.param.update(**values)
         if location.search and location.search != self._query():
             self._write_url()
@@ -433,6 +552,22 @@ class AttentionLab(pn.viewable.Viewer):
         self.summary = _text_pane("lab-summary")
         self.precision = _text_pane("lab-precision")
         self.state = Div(text="loading", name="lab-state", visible=False)
+        self.scroll = Div(text="", name="lab-scroll", visible=False)
+        self.scroll.js_on_change("text", CustomJS(code=SCROLL_JS))
+        self.question_text = _text_pane("lab-question")
+        self.answer = _text_pane("lab-answer")
+        self.steps_row = pn.Row(self.previous_step, self.next_step, margin=0)
+        self.question_box = pn.Column(
+            self.question_text,
+            self.reveal,
+            self.answer,
+            self.steps_row,
+            sizing_mode="stretch_width",
+            visible=False,
+        )
+        self.questions = pn.Column(
+            self.question_pick, self.question_box, sizing_mode="stretch_width", margin=0
+        )
         self.embed_views = pn.widgets.CheckBoxGroup(
             name="Views to embed",
             options={self.plots.figures[key].title.text: key for key in VIEWS},
@@ -445,6 +580,11 @@ class AttentionLab(pn.viewable.Viewer):
             self.new_draw,
             self.shown_rules,
             self.embed_views,
+            self.row_pick,
+            self.question_pick,
+            self.reveal,
+            self.previous_step,
+            self.next_step,
         ]
         for widget in self._until_live:
             widget.disabled = True
@@ -481,6 +621,7 @@ class AttentionLab(pn.viewable.Viewer):
         )
         group = {"sizing_mode": "stretch_width", "margin": 0}
         self.controls = pn.Column(
+            self.questions,
             pn.Column(
                 pn.pane.Markdown("**Scaling rule** (c in softmax(c Q Kᵀ / T))", margin=(0, 10)),
                 w["scaling"],
@@ -512,6 +653,7 @@ class AttentionLab(pn.viewable.Viewer):
             pn.pane.Markdown("### Numerical stability, concretely", margin=(0, 10)),
             self.precision,
             sizing_mode="stretch_width",
+            name="lab-stability",
         )
         self.full_lab_link = pn.pane.HTML(
             "", visible=False, margin=(0, 10), styles=SMALL, name="full-lab"
@@ -552,13 +694,16 @@ class AttentionLab(pn.viewable.Viewer):
             self.body,
             pn.pane.Markdown(_runtime(), name="runtime", styles=SMALL),
             pn.pane.Bokeh(self.state),
+            pn.pane.Bokeh(self.scroll),
             sizing_mode="stretch_width",
             styles={"max-width": "1400px", "margin": "0 auto"},
         )
 
     def _card(self, key):
         caption, formula = CAPTIONS[key]
+        above = [self.row_pick] if key == "row_logits" else []
         return pn.Column(
+            *above,
             pn.pane.Bokeh(self.plots.figures[key], sizing_mode="stretch_width"),
             pn.pane.Markdown(caption, sizing_mode="stretch_width", margin=(0, 10)),
             pn.pane.LaTeX(
@@ -579,6 +724,7 @@ class AttentionLab(pn.viewable.Viewer):
         for key, card in self.cards.items():
             card.visible = key in views
         self.header.visible = self.share.visible = self.stability.visible = not embed
+        self.question_pick.visible = not embed  # an embed shows its link's question only
         self.body.css_classes = ["lab-body", "lab-embed"] if embed else ["lab-body"]
         # One column of views when embedded: the frame's height then hardly depends on
         # its width, so the embed code's height fits (EMBED_HEIGHT).

@@ -25,8 +25,9 @@ from bokeh.models import (
 )
 from bokeh.palettes import Cividis256
 from bokeh.plotting import figure
+from bokeh.transform import dodge
 
-from app import theory
+from app import softmax, theory
 from app.simulation import SCALING_RULES, Settings, Snapshot
 from app.training import DEFAULT_STEPS
 
@@ -91,6 +92,14 @@ MODEL_HEADS = [  # (model, d_model, heads)
 ]
 MODEL_COLOR = "#555555"
 
+# One query row up close: its logits and its weights, unscaled (grey) beside the current
+# rule's (its colour), keys sorted by the current rule's logit: (title, y label).
+ROW_FIGURES = {
+    "row_logits": ("One query up close: its logits", "logit z"),
+    "row_weights": ("One query up close: its weights", "attention weight p"),
+}
+ROW_BAR_OFFSET = 0.2  # each key's two bars sit this far either side of its rank
+
 TRAINING_FIGURES = {
     "training_loss": "Training: loss against step",
     "training_accuracy": "Training: accuracy against step",
@@ -142,6 +151,7 @@ class Plots:
             self._curve_figure(key, title, y_label, log_y)
         self._saturated()
         self._heatmap()
+        self._query_row()
         self._training()
 
     # --- building ------------------------------------------------------------------------
@@ -365,6 +375,35 @@ class Plots:
         )
         fig.add_tools(HoverTool(tooltips=[("weight", "@image{0.0000}")], visible=False))
 
+    def _query_row(self):
+        """Bars per key of one query row: unscaled beside the current rule."""
+        self._row_bars = []
+        for key, (title, y_label) in ROW_FIGURES.items():
+            fig = self._figure(
+                key,
+                title,
+                "key, by the current rule's logit (largest first)",
+                y_label,
+                x_range=Range1d(0.5, 64.5),
+            )
+            if key == "row_weights":
+                fig.y_range = Range1d(0, 1.02)
+            for kind, offset in (("raw", -ROW_BAR_OFFSET), ("scaled", ROW_BAR_OFFSET)):
+                src = self._source(f"{key}:{kind}", rank=[], y=[], key=[])
+                bars = fig.vbar(
+                    x=dodge("rank", offset),
+                    top="y",
+                    width=2 * ROW_BAR_OFFSET,
+                    source=src,
+                    fill_color=RAW_COLOR,
+                    line_color=None,
+                )
+                if kind == "scaled":
+                    self._row_bars.append(bars)
+            fig.add_tools(
+                HoverTool(tooltips=[("key", "@key"), (y_label, "@y{0.000e}")], visible=False)
+            )
+
     def _training(self):
         """Loss and accuracy against step, and the final loss against d_k."""
         steps = self._figure(
@@ -519,6 +558,29 @@ class Plots:
             else f"Unscaled scores (grey): std {spreads['raw']:.3g}, {ratio:.0f}× wider, "
             "mostly off this axis"
         )
+
+    def show_row(self, snap: Snapshot, unscaled: np.ndarray, row: int):
+        """Plot query ``row`` of the current draw: its logits and weights under the
+        current rule and unscaled (``unscaled`` are the scores ``q . k / T``)."""
+        order = np.argsort(-snap.logits[row], kind="stable")
+        rank = np.arange(1, len(order) + 1)
+        shown = {
+            "row_logits": {"raw": unscaled[row], "scaled": snap.logits[row]},
+            "row_weights": {
+                "raw": softmax.softmax_rows(unscaled[row : row + 1]).weights[0],
+                "scaled": snap.weights[row],
+            },
+        }
+        for key, kinds in shown.items():
+            self.figures[key].x_range.end = len(order) + 0.5
+            for kind, values in kinds.items():
+                self.sources[f"{key}:{kind}"].data = {
+                    "rank": rank,
+                    "y": values[order],
+                    "key": order + 1,
+                }
+        for bars in self._row_bars:
+            bars.glyph.fill_color = RULE_COLORS[snap.settings.scaling]
 
     def show_training(self, runs: dict | None, highlighted: str, complete: bool):
         """Plot the runs of ``training.train`` (None: still training, keep the old

@@ -40,6 +40,8 @@ VIEWS = (
     "entropy",
     "saturated",
     "heatmap",
+    "row_logits",
+    "row_weights",
     "jacobian",
     "query_grad",
     "training_loss",
@@ -100,7 +102,8 @@ def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:
 def write_query(values: dict) -> dict[str, str]:
     """Query parameters that ``read_query`` maps back to ``values``.
 
-    ``views`` (the embed layout) is written when it is set; alpha as a fraction, 1/3.
+    ``views`` (the embed layout) and ``question`` and ``step`` (an open question, its
+    step counted from 1) are written when set; alpha as a fraction, 1/3.
     """
     query = {
         name: f"{values[name]:g}" if isinstance(values[name], float) else str(values[name])
@@ -109,6 +112,9 @@ def write_query(values: dict) -> dict[str, str]:
     query["alpha"] = ALPHA_LABELS[ALPHA_OPTIONS.index(values["alpha"])]
     if values.get("views"):
         query["views"] = ",".join(values["views"])
+    if values.get("question"):
+        query["question"] = values["question"]
+        query["step"] = str(values.get("step", 0) + 1)
     return query
 
 
@@ -166,6 +172,24 @@ def _scaling(name, text):
     return text, None
 
 
+def _question(name, text):
+    from app.questions import QUESTIONS  # here: the questions' words import Bokeh's names
+
+    slugs = [q.slug for q in QUESTIONS]
+    if text not in slugs:
+        raise ValueError(f"the questions are {', '.join(slugs)}")
+    return text, None
+
+
+def _step(name, text):
+    """A step of the open question, counted from 1 in the URL and from 0 here; a step past
+    the question's last shows its last (``AttentionLab`` clamps it)."""
+    value = _number(text)
+    if value != int(value) or value < 1:
+        raise ValueError("it is not a whole number from 1")
+    return int(value) - 1, None
+
+
 def _views(name, text):
     asked = [v.strip() for v in text.split(",") if v.strip()]
     unknown = [v for v in asked if v not in VIEWS]
@@ -199,4 +223,6 @@ _READERS = {
     "seed": _bounded(*SEED_RANGE, int),
     "learning_rate": _on_log_slider(LEARNING_RATE_OPTIONS, "steps of 1, 2, 5", float),
     "views": _views,
+    "question": _question,
+    "step": _step,
 }

@@ -258,6 +258,12 @@ def row_metrics(snap: Snapshot) -> dict[str, np.ndarray]:
     }
 
 
+def median_row(snap: Snapshot) -> int:
+    """The query row whose largest weight is the median of the rows' (the lower one
+    for an even count): the typical row, as the page shows it up close."""
+    return int(np.argsort(snap.max_weight, kind="stable")[(len(snap.max_weight) - 1) // 2])
+
+
 def saturated_share(max_weight: np.ndarray, axis=None):
     """Share of rows whose largest weight exceeds ``SATURATION`` (0.99)."""
     return np.mean(max_weight > SATURATION, axis=axis)

@@ -7,9 +7,17 @@ import numpy as np
 import pytest
 
 from app import theory
-from app.captions import CAPTIONS, EXPLAINER, summaries, training_summaries
+from app.captions import CAPTIONS, EXPLAINER, row_summaries, summaries, training_summaries
 from app.scenario import VIEWS
-from app.simulation import SCALING_RULES, Settings, row_metrics, saturated_share, simulate, sweep
+from app.simulation import (
+    SCALING_RULES,
+    Settings,
+    median_row,
+    row_metrics,
+    saturated_share,
+    simulate,
+    sweep,
+)
 from app.training import training_sweep
 
 POWERS = [2**i for i in range(11)]
@@ -83,6 +91,7 @@ def test_every_view_has_a_caption_and_no_internal_numbering():
     )
     runs = training_sweep(settings, POWERS)
     lines |= training_summaries(settings, 2.0, 64, runs[512], runs, complete=True)
+    lines |= row_summaries(snap, unscaled, median_row(snap))
     assert set(lines) == set(VIEWS)
     words = [EXPLAINER, *lines.values(), *(c for pair in CAPTIONS.values() for c in pair)]
     for text in words:
@@ -138,3 +147,22 @@ def test_the_training_sweep_caption_is_what_the_runs_do(trained):
     assert wide[1024]["sqrt"].loss[-1] / wide[1024]["sqrt"].loss[0] < 0.05
     assert "At d_k = 1 or 2 no rule gets far" in caption
     assert max(runs[d][rule].accuracy[-1] for d in (1, 2) for rule in SCALING_RULES) < 0.2
+
+
+def test_the_row_summaries_are_the_numbers_of_that_row():
+    settings = Settings(d_k=512, variance=1.0, scaling="sqrt")
+    snap = simulate(settings)
+    unscaled = snap.q @ snap.k.T
+    row = 17
+    lines = row_summaries(snap, unscaled, row)
+    z, raw = np.sort(snap.logits[row]), np.sort(unscaled[row])
+    e = np.exp(raw - raw[-1])
+    assert lines["row_logits"] == (
+        f"Query 18 with rule ÷ √d_k: logits std {snap.logits[row].std():.3g}, the top one "
+        f"ahead of the next by {z[-1] - z[-2]:.3g}; unscaled std {unscaled[row].std():.3g}, "
+        f"ahead by {raw[-1] - raw[-2]:.3g}."
+    )
+    assert lines["row_weights"] == (
+        f"Query 18 with rule ÷ √d_k: largest weight {snap.weights[row].max():.3g}; unscaled "
+        f"{1 / e.sum():.3g} (uniform: 0.0156)."
+    )

@@ -9,6 +9,7 @@ page needs nothing from outside the machine.
 import gzip
 import json
 import random
+import re
 import time
 from pathlib import Path
 from urllib.parse import parse_qsl
@@ -29,12 +30,14 @@ from browser import (
 )
 from engines import DEEP_JS
 from playwright.sync_api import sync_playwright
+from test_questions import evidence
 
 import build
 from app import theory
 from app.captions import rule_key_label
-from app.plots import RULE_COLORS, RULE_NAMES
+from app.plots import ROW_FIGURES, RULE_COLORS, RULE_NAMES
 from app.precision import EXP_LIMITS, naive_overflow_shares
+from app.questions import QUESTIONS, TRAINING_PENDING, question
 from app.scenario import D_K_OPTIONS, DEFAULTS, SETTINGS_FIELDS, VIEWS, read_query, write_query
 from app.simulation import SCALING_RULES, Settings, simulate, sweep
 from app.training import train, training_sweep
@@ -270,6 +273,122 @@ def test_the_power_rule_follows_its_alpha_slider_as_the_simulation_and_theory_sa
             page.wait_for_url("**alpha=7/24**")
     key = page.get_by_role("button", name=rule_key_label("power"), exact=True)
     assert key.evaluate("(b) => getComputedStyle(b).color") == "rgb(230, 159, 0)"
+    assert console.errors == []
+
+
+NUMBER = re.compile(r"−?\d+(?:\.\d+)?(?:e[+−-]?\d+)?")
+ANSWER_JS = f"() => {DEEP_JS}('.lab-answer')[0]?.shadowRoot?.querySelector('p')?.textContent ?? ''"
+# An answer's numbers as printed (3 significant digits: one unit of the last is at most
+# 1%); those of training runs within 10%: the unscaled descent is chaotic, a 1e-13
+# change of W_Q moves its loss after 200 steps by up to 6.4% (measured at the defaults),
+# so wasm's and this machine's last bits give visibly different final losses.
+ANSWER_RTOL, TRAINING_ANSWER_RTOL = 0.01, 0.1
+
+
+def assert_answer_reads(text: str, expected: str, rtol: float):
+    """``text`` is ``expected`` word for word, and number for number within ``rtol``."""
+    assert NUMBER.sub("#", text) == NUMBER.sub("#", expected), (text, expected)
+    shown, wanted = NUMBER.findall(text), NUMBER.findall(expected)
+    for a, b in zip(shown, wanted, strict=True):
+        a, b = (float(x.replace("−", "-")) for x in (a, b))
+        assert a == pytest.approx(b, rel=rtol, abs=1e-12), (text, expected)
+
+
+def test_every_question_answers_with_the_numbers_of_its_scenario(offline, site_url):
+    """Each question, picked from the list, applies its steps' scenarios (the URL says
+    so), asks for a prediction before it shows anything, and answers with the numbers
+    that simulate, sweep and training_sweep give here for that scenario."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url)
+    wait_until_ready(page)
+    picker = page.get_by_role("combobox", name="Questions learners ask")
+    for q in QUESTIONS:
+        picker.select_option(label=q.text)
+        page.wait_for_url(f"**question={q.slug}&step=1")
+        answer = page.locator(".lab-answer")
+        asked = page.locator(".lab-question p").all_text_contents()
+        assert answer.is_hidden() and q.predict in asked
+        page.get_by_role("button", name="Reveal the answer").click()
+        for i, step in enumerate(q.steps):
+            if i:
+                page.get_by_role("button", name="Next →").click()
+                page.wait_for_url(f"**question={q.slug}&step={i + 1}")
+            values = DEFAULTS | step.scenario
+            assert read_query(dict(parse_qsl(page.evaluate("location.search")[1:])))[0] == {
+                **values,
+                "question": q.slug,
+                "step": i,
+            }
+            page.wait_for_function(TRAINED_JS)
+            here = evidence(step.scenario)
+            expected = step.answer(here)
+            assert expected != TRAINING_PENDING
+            page.wait_for_function(
+                f"() => !({ANSWER_JS})().includes('still computing')"
+                f" && ({ANSWER_JS})().includes({expected[:40]!r})",
+                polling=100,
+            )
+            reads_training = "_loss" in " ".join(step.numbers(here))
+            rtol = TRAINING_ANSWER_RTOL if reads_training else ANSWER_RTOL
+            assert_answer_reads(page.locator(".lab-answer p").text_content(), expected, rtol)
+        if len(q.steps) > 1:  # at the last step
+            assert page.get_by_role("button", name="Next →").is_disabled()
+    assert console.errors == []
+
+
+def test_a_link_to_a_question_opens_its_step_with_its_view_in_sight(offline, site_url):
+    """?question=skip-scaling&step=2: that step's scenario, its view scrolled into sight,
+    the prediction prompt first; a step past the last shows the last."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + "?question=skip-scaling&step=2")
+    wait_until_ready(page)
+    step = question("skip-scaling").steps[1]
+    page.wait_for_function(
+        "() => { const m = [...Bokeh.documents].at(-1).get_model_by_name('view:training_sweep');"
+        " const box = Bokeh.index.find_one(m).el.getBoundingClientRect();"
+        " return box.top >= -1 && box.top < innerHeight / 2; }"
+    )
+    assert "d_k=512" in page.url and "scaling=none" in page.url
+    assert page.locator(".lab-answer").is_hidden()
+    asked = " ".join(page.locator(".lab-question p").all_text_contents())
+    assert question("skip-scaling").predict in asked and "(step 2 of 2)" in asked
+    assert step.view == "training_sweep"
+    page.goto(site_url + "?question=skip-scaling&step=9")
+    wait_until_ready(page)
+    page.wait_for_url("**question=skip-scaling&step=2")
+    assert console.errors == []
+
+
+def test_one_query_up_close_shows_the_median_row_then_the_picked_one(offline, site_url):
+    """The row views hold one query's logits and weights, unscaled and under the rule,
+    keys sorted by the rule's logit: the median row of simulate's draw, then row 5."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + "?d_k=512&scaling=sqrt")
+    wait_until_ready(page)
+    snap = simulate(Settings(d_k=512, scaling="sqrt", seed=0, **DEFAULT))
+    unscaled = snap.q @ snap.k.T
+    rows = np.argsort(snap.weights.max(axis=1), kind="stable")  # by their largest weight
+    for row, label in ((int(rows[31]), None), (4, "5")):  # the lower median of 64, row 5
+        if label:
+            page.get_by_role("combobox", name="Query row").select_option(label=label)
+        top = float(snap.logits[row].max())
+        wait_for_source(page, "row_logits:scaled", f"(d) => Math.abs(d.y[0] / {top!r} - 1) < 1e-9")
+        names = [f"{key}:{kind}" for key in ROW_FIGURES for kind in ("raw", "scaled")]
+        shown = read_sources(page, names)
+        order = np.argsort(-snap.logits[row])
+        e = np.exp(unscaled[row] - unscaled[row].max())
+        expected = {
+            "row_logits:scaled": snap.logits[row][order],
+            "row_logits:raw": unscaled[row][order],
+            "row_weights:scaled": snap.weights[row][order],
+            "row_weights:raw": (e / e.sum())[order],
+        }
+        for name, values in expected.items():
+            np.testing.assert_allclose(shown[name]["y"], values, rtol=1e-9, atol=1e-300)
+            assert shown[name]["key"] == list(order + 1)
     assert console.errors == []
 
 
