@@ -15,6 +15,7 @@ for ``live`` before it says ready.
 
 import asyncio
 import html
+import io
 import json
 import math
 import os
@@ -43,6 +44,7 @@ from app.captions import (
     summary_html,
     training_summaries,
 )
+from app.export import scenario_csv
 from app.plots import RULE_NAMES, Plots
 from app.precision import EXP_LIMITS, STABLE_SOFTMAX_NOTE, naive_overflow_shares
 from app.questions import QUESTIONS, Evidence, question
@@ -79,6 +81,10 @@ SNAPSHOT_ENV = "ATTENTION_LAB_SNAPSHOT"  # set by static/make_snapshot.js while 
 THEORY_PAGE = "theory.html"  # docs/theory.md, rendered beside the built site's index.html
 
 SMALL = {"font-size": "0.9em"}
+LAYOUT_STYLES = {"max-width": "1400px", "margin": "0 auto"}
+# Lecture mode, for a projector: every widget's and pane's type larger (Bokeh's widgets
+# read --bokeh-font-size; the figures' own text is set by Plots.show_lecture).
+LECTURE_STYLES = {"font-size": "20px", "--bokeh-font-size": "18px"}
 # The runs at every d_k are computed in these groups, the current d_k's first; between
 # groups the page's own changes go first, and a change of scenario cancels the rest.
 # Training starts once the controls have rested this long (s): a drag is not held up.
@@ -180,6 +186,42 @@ if (view) view.el.scrollIntoView({block: 'start'});
 """
 
 
+# All figures on screen in one PNG: each as its own save tool draws it (hidpi), two
+# to a row, under a line naming the scenario.
+SAVE_FIGURES_JS = """
+const views = figures.map((f) => window.Bokeh.index.find_one(f))
+  .filter((v) => v != null && v.el.offsetParent !== null);
+const canvases = views.map((v) => v.export('png', true).canvas);
+if (canvases.length === 0) return;
+const ratio = window.devicePixelRatio || 1;
+const gap = Math.round(16 * ratio), header = Math.round(36 * ratio);
+const columns = Math.min(2, canvases.length);
+const width = Math.max(...canvases.map((c) => c.width));
+const height = Math.max(...canvases.map((c) => c.height));
+const rows = Math.ceil(canvases.length / columns);
+const out = document.createElement('canvas');
+out.width = columns * width + (columns + 1) * gap;
+out.height = header + rows * (height + gap) + gap;
+const context = out.getContext('2d');
+context.fillStyle = '#ffffff';
+context.fillRect(0, 0, out.width, out.height);
+context.fillStyle = '#1f1f1f';
+context.font = `${Math.round(15 * ratio)}px sans-serif`;
+context.fillText(`${title}  ${decodeURIComponent(location.search)}`, gap, Math.round(24 * ratio));
+canvases.forEach((canvas, i) => context.drawImage(canvas,
+  gap + (i % columns) * (width + gap), header + Math.floor(i / columns) * (height + gap)));
+out.toBlob((blob) => {
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(blob);
+  link.download = 'attention-scaling-lab.png';
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 60000);
+}, 'image/png');
+"""
+
+
 class ControlNames(JSComponent):
     """Invisible: names every slider handle and spinner button, with slider values as text."""
 
@@ -219,6 +261,7 @@ class Scenario(param.Parameterized):
     question = param.Selector(
         default=None, objects=[None, *(q.slug for q in QUESTIONS)], doc="The open question."
     )
+    lecture = param.Boolean(default=False, doc="Lecture mode: large type, one view at a time.")
     step = param.Integer(default=0, bounds=(0, None), doc="Its step, from 0.")
 
     def settings(self) -> Settings:
@@ -242,10 +285,12 @@ class AttentionLab(pn.viewable.Viewer):
         self._applied_search = None
         self._runs, self._runs_for = {}, None  # {d_k: {rule: TrainingRun}}, and for what
         self._revealed, self._scrolls = False, 0  # the open question's answer; scroll count
+        self._lecture_view = 0  # the view lecture mode shows, an index into the shown views
         self._build_widgets()
         self._build_layout()
         self.scenario.param.watch(self._on_change, list(FIELDS))
-        self.scenario.param.watch(self._show_views, "views")
+        self.scenario.param.watch(self._show_views, ["views", "lecture"])
+        self.scenario.param.watch(lambda _: self._write_url(), "lecture")
         self.scenario.param.watch(self._open_question, ["question", "step"])
         self._update(curves=True)
         if sys.platform == "emscripten" and not os.environ.get(SNAPSHOT_ENV):
@@ -467,8 +512,17 @@ class AttentionLab(pn.viewable.Viewer):
         """Bring the open step's view into sight (SCROLL_JS, in the browser)."""
         s = self.scenario
         if s.question is not None:
+            view = question(s.question).steps[s.step].view
+            shown = [key for key in VIEWS if key in (s.views or VIEWS)]
+            if s.lecture and view in shown:
+                self._lecture_view = shown.index(view)
+                self._show_views()
             self._scrolls += 1
-            self.scroll.text = f"{question(s.question).steps[s.step].view} {self._scrolls}"
+            self.scroll.text = f"{view} {self._scrolls}"
+
+    def _csv_file(self) -> io.StringIO:
+        """The scenario on screen as CSV (app.export), for the download button."""
+        return io.StringIO(scenario_csv(self._query(), self.curves, self._snap, self._runs))
 
     def _pick_question(self, event):
         """A question picked from the list opens at its first step (the list also follows
@@ -595,6 +649,22 @@ class AttentionLab(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         copy = pn.widgets.Button(name="Copy embed code", width=160, stylesheets=[FOCUS_CSS])
+        self.csv_download = pn.widgets.FileDownload(
+            callback=self._csv_file,
+            filename="attention-scaling-lab.csv",
+            label="Data (CSV)",
+            button_type="default",
+            embed=False,
+            width=150,
+        )
+        save_figures = pn.widgets.Button(name="Figures (PNG)", width=150)
+        lecture = pn.widgets.Button(name="Lecture mode (projector)", width=200)
+        lecture.on_click(lambda _: setattr(self.scenario, "lecture", True))
+        # Drawn in the browser from the figures on screen, each as its save tool draws it.
+        save_figures.js_on_click(
+            args={"figures": [self.plots.figures[key] for key in VIEWS], "title": TITLE},
+            code=SAVE_FIGURES_JS,
+        )
         # Built in the browser from the page's own URL, which holds the scenario.
         copy.js_on_click(
             args={
@@ -617,6 +687,9 @@ class AttentionLab(pn.viewable.Viewer):
             self.embed_views,
             copy,
             self.embed_code,
+            pn.pane.Markdown("**Take it away**", margin=(10, 10, 0, 10)),
+            pn.Row(self.csv_download, save_figures, margin=0),
+            pn.Row(lecture, margin=0),
             sizing_mode="stretch_width",
         )
         group = {"sizing_mode": "stretch_width", "margin": 0}
@@ -649,6 +722,16 @@ class AttentionLab(pn.viewable.Viewer):
         )
         self.cards = {key: self._card(key) for key in VIEWS}
         self.grid = pn.Column(*self.cards.values(), sizing_mode="stretch_width", styles=_grid(420))
+        self.previous_view = pn.widgets.Button(name="← Previous view", width=150)
+        self.previous_view.on_click(lambda _: self._turn_lecture(-1))
+        self.next_view = pn.widgets.Button(name="Next view →", width=150)
+        self.next_view.on_click(lambda _: self._turn_lecture(1))
+        self.lecture_where = pn.pane.HTML("", disable_math=True, margin=(12, 10))
+        leave = pn.widgets.Button(name="Leave lecture mode", width=170)
+        leave.on_click(lambda _: setattr(self.scenario, "lecture", False))
+        self.lecture_nav = pn.Row(
+            self.previous_view, self.lecture_where, self.next_view, leave, visible=False
+        )
         self.stability = pn.Column(  # not in the embed layout: it shows the views only
             pn.pane.Markdown("### Numerical stability, concretely", margin=(0, 10)),
             self.precision,
@@ -660,6 +743,7 @@ class AttentionLab(pn.viewable.Viewer):
         )
         views = pn.Column(
             pn.pane.Markdown(KEY_NOTE, sizing_mode="stretch_width", styles=SMALL),
+            self.lecture_nav,
             self.grid,
             self.full_lab_link,
             self.stability,
@@ -696,7 +780,7 @@ class AttentionLab(pn.viewable.Viewer):
             pn.pane.Bokeh(self.state),
             pn.pane.Bokeh(self.scroll),
             sizing_mode="stretch_width",
-            styles={"max-width": "1400px", "margin": "0 auto"},
+            styles=LAYOUT_STYLES,
         )
 
     def _card(self, key):
@@ -717,20 +801,33 @@ class AttentionLab(pn.viewable.Viewer):
             name=f"view:{key}",
         )
 
-    def _show_views(self, event):
-        """Show the chosen views in the embed layout (no explainer, no sharing)."""
-        embed = event.new is not None
-        views = set(event.new or VIEWS)
+    def _show_views(self, *_):
+        """Show the chosen views: all (the full page), the embed layout's (no explainer,
+        no sharing), or in lecture mode one at a time, in large type."""
+        s = self.scenario
+        embed = s.views is not None
+        views = [key for key in VIEWS if key in (s.views or VIEWS)]
+        self._lecture_view = min(self._lecture_view, len(views) - 1)
+        shown = {views[self._lecture_view]} if s.lecture else set(views)
         for key, card in self.cards.items():
-            card.visible = key in views
+            card.visible = key in shown
         self.header.visible = self.share.visible = self.stability.visible = not embed
         self.question_pick.visible = not embed  # an embed shows its link's question only
-        self.body.css_classes = ["lab-body", "lab-embed"] if embed else ["lab-body"]
-        # One column of views when embedded: the frame's height then hardly depends on
-        # its width, so the embed code's height fits (EMBED_HEIGHT).
-        self.grid.styles = _grid(10_000 if embed else 420)
+        self.body.css_classes = ["lab-body"] + ["lab-embed"] * embed + ["lab-lecture"] * s.lecture
+        # One column of views when embedded or in lecture mode: the frame's height then
+        # hardly depends on its width, so the embed code's height fits (EMBED_HEIGHT).
+        self.grid.styles = _grid(10_000 if embed or s.lecture else 420)
+        self.layout.styles = {**LAYOUT_STYLES, **(LECTURE_STYLES if s.lecture else {})}
+        self.plots.show_lecture(s.lecture)
+        self.lecture_nav.visible = s.lecture
+        self.lecture_where.object = (
+            f"View {self._lecture_view + 1} of {len(views)}: "
+            f"<b>{html.escape(self.plots.figures[views[self._lecture_view]].title.text)}</b>"
+        )
+        self.previous_view.disabled = self._lecture_view == 0
+        self.next_view.disabled = self._lecture_view == len(views) - 1
         full = "?" + urlencode(
-            {k: v for k, v in write_query(self.scenario.param.values()).items() if k != "views"},
+            {k: v for k, v in write_query(s.param.values()).items() if k != "views"},
             safe="/",
         )
         self.full_lab_link.object = (
@@ -739,6 +836,11 @@ class AttentionLab(pn.viewable.Viewer):
         )
         self.full_lab_link.visible = embed
         self._show_summary()
+
+    def _turn_lecture(self, by: int):
+        """Show the next (``by`` = 1) or previous (-1) view in lecture mode."""
+        self._lecture_view += by
+        self._show_views()
 
     def __panel__(self):
         return self.layout

@@ -71,6 +71,10 @@ HEATMAP_DECADES_BELOW_UNIFORM = 1  # the heatmap's colours span 0.1/n .. 1
 # The training curves: the highlighted rule's line is wider; markers every so many steps.
 LINE_WIDTH, HIGHLIGHT_WIDTH = 1.5, 3.5
 MARKER_EVERY = 25
+# Lecture mode (a projector): the figures taller and their type larger.
+LECTURE_HEIGHT = 520
+LECTURE_FONTS = {"title": "22px", "axis_label": "20px", "major_label": "17px"}
+NORMAL_FONTS = {"title": "13px", "axis_label": "13px", "major_label": "11px"}
 
 # Figures against d_k and the metric each plots: (metric, title, y label, log y).
 CURVE_FIGURES = {
@@ -451,6 +455,16 @@ class Plots:
         self._marker(sweep, "training_sweep")
 
     # --- updating ------------------------------------------------------------------------
+
+    def show_lecture(self, on: bool):
+        """Taller figures with larger type in lecture mode; the usual ones otherwise."""
+        fonts = LECTURE_FONTS if on else NORMAL_FONTS
+        for fig in self.figures.values():
+            fig.height = LECTURE_HEIGHT if on else HEIGHT
+            fig.title.text_font_size = fonts["title"]
+            for axis in (*fig.xaxis, *fig.yaxis):
+                axis.axis_label_text_font_size = fonts["axis_label"]
+                axis.major_label_text_font_size = fonts["major_label"]
 
     def show_rules(self, rules):
         """Show the curves of ``rules`` in every figure against d_k; hide the others."""

@@ -102,8 +102,9 @@ def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:
 def write_query(values: dict) -> dict[str, str]:
     """Query parameters that ``read_query`` maps back to ``values``.
 
-    ``views`` (the embed layout) and ``question`` and ``step`` (an open question, its
-    step counted from 1) are written when set; alpha as a fraction, 1/3.
+    ``views`` (the embed layout), ``lecture`` (1: lecture mode) and ``question`` and
+    ``step`` (an open question, its step counted from 1) are written when set; alpha as a
+    fraction, 1/3.
     """
     query = {
         name: f"{values[name]:g}" if isinstance(values[name], float) else str(values[name])
@@ -112,6 +113,8 @@ def write_query(values: dict) -> dict[str, str]:
     query["alpha"] = ALPHA_LABELS[ALPHA_OPTIONS.index(values["alpha"])]
     if values.get("views"):
         query["views"] = ",".join(values["views"])
+    if values.get("lecture"):
+        query["lecture"] = "1"
     if values.get("question"):
         query["question"] = values["question"]
         query["step"] = str(values.get("step", 0) + 1)
@@ -172,6 +175,12 @@ def _scaling(name, text):
     return text, None
 
 
+def _flag(name, text):
+    if text.lower() not in ("1", "0", "true", "false"):
+        raise ValueError("use 1 (on) or 0 (off)")
+    return text.lower() in ("1", "true"), None
+
+
 def _question(name, text):
     from app.questions import QUESTIONS  # here: the questions' words import Bokeh's names
 
@@ -223,6 +232,7 @@ _READERS = {
     "seed": _bounded(*SEED_RANGE, int),
     "learning_rate": _on_log_slider(LEARNING_RATE_OPTIONS, "steps of 1, 2, 5", float),
     "views": _views,
+    "lecture": _flag,
     "question": _question,
     "step": _step,
 }

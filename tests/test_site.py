@@ -6,11 +6,14 @@ request route records and aborts anything not local, so the tests prove the
 page needs nothing from outside the machine.
 """
 
+import csv
 import gzip
 import json
 import random
 import re
+import struct
 import time
+import zlib
 from pathlib import Path
 from urllib.parse import parse_qsl
 
@@ -389,6 +392,96 @@ def test_one_query_up_close_shows_the_median_row_then_the_picked_one(offline, si
         for name, values in expected.items():
             np.testing.assert_allclose(shown[name]["y"], values, rtol=1e-9, atol=1e-300)
             assert shown[name]["key"] == list(order + 1)
+    assert console.errors == []
+
+
+def png_size_and_colours(data: bytes) -> tuple[int, int, int]:
+    """Width, height and the number of distinct byte values of a PNG's pixel rows."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    chunks, at = [], 8
+    while at < len(data):
+        (length,), kind = struct.unpack(">I", data[at : at + 4]), data[at + 4 : at + 8]
+        if kind == b"IDAT":
+            chunks.append(data[at + 8 : at + 8 + length])
+        at += 12 + length
+    return width, height, len(set(zlib.decompress(b"".join(chunks))))
+
+
+def test_the_data_and_every_figure_can_be_taken_away(offline, site_url, tmp_path):
+    """One click: the scenario's curves, draw and training runs as CSV, equal to what
+    sweep, simulate and training_sweep give here. Another: every figure in one PNG."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + "?d_k=128&scaling=none")
+    wait_until_ready(page)
+    page.wait_for_function(TRAINED_JS)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Data (CSV)").click()
+    text = Path(download.value.path()).read_text()
+    assert download.value.suggested_filename == "attention-scaling-lab.csv"
+    first, *lines = text.splitlines()
+    assert first.endswith(page.evaluate("decodeURIComponent(location.search)"))
+    rows = list(csv.DictReader(lines))
+    settings = Settings(d_k=128, scaling="none", seed=0, **DEFAULT)
+    curves = sweep(settings, D_K_OPTIONS)
+    got = {
+        (r["rule"], r["quantity"], int(r["d_k"])): float(r["value"])
+        for r in rows
+        if r["section"] == "sweep"
+    }
+    assert len(got) == sum(len(c) - 1 for c in curves.values()) * len(D_K_OPTIONS)
+    for rule, columns in curves.items():
+        for name in ("logit_std", "max_weight_p10", "query_grad_norm", "saturated_share"):
+            shown = [got[(rule, name, d)] for d in D_K_OPTIONS]
+            np.testing.assert_allclose(shown, columns[name], rtol=1e-9, atol=1e-300)
+    weights = [float(r["value"]) for r in rows if r["quantity"] == "weight"]
+    np.testing.assert_allclose(weights, simulate(settings).weights.ravel(), rtol=WEIGHT_RTOL)
+    runs = train(settings)
+    for rule in ("sqrt", "power"):
+        loss = [
+            float(r["value"])
+            for r in rows
+            if r["section"] == "training" and r["rule"] == rule and r["quantity"] == "loss"
+        ]
+        np.testing.assert_allclose(loss, runs[rule].loss, rtol=TRAINING_RTOL)
+    assert sum(r["section"] == "training_sweep" for r in rows) == 11 * len(SCALING_RULES)
+
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Figures (PNG)").click()
+    assert download.value.suggested_filename == "attention-scaling-lab.png"
+    width, height, colours = png_size_and_colours(Path(download.value.path()).read_bytes())
+    figure = page.evaluate(
+        "() => Bokeh.index.find_one([...Bokeh.documents].at(-1).get_model_by_name('spread'))"
+        ".canvas_view.el.getBoundingClientRect().height"
+    )
+    assert width > 2 * 400 and height > 7 * figure  # 13 figures, two to a row
+    assert colours > 100  # drawn figures, not a blank canvas
+    assert console.errors == []
+
+
+def test_lecture_mode_shows_one_view_at_a_time_in_large_type(offline, site_url):
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + "?lecture=1&d_k=512")
+    wait_until_ready(page)
+    shown_views = (
+        f"() => ({MODELS_JS})('Column').filter((m) => m.name.startsWith('view:') && m.visible)"
+        ".map((m) => m.name)"
+    )
+    title_size = (
+        "() => [...Bokeh.documents].at(-1).get_model_by_name('histogram').title.text_font_size"
+    )
+    assert page.evaluate(shown_views) == ["view:histogram"]
+    assert page.evaluate(title_size) == "22px"
+    page.get_by_role("button", name="Next view →").click()
+    page.wait_for_function(f"() => ({shown_views})()[0] === 'view:spread'")
+    assert page.evaluate(shown_views) == ["view:spread"]
+    assert "lecture=1" in page.url and "d_k=512" in page.url
+    page.get_by_role("button", name="Leave lecture mode").click()
+    page.wait_for_function(f"() => ({shown_views})().length === {len(VIEWS)}")
+    page.wait_for_function("() => !location.search.includes('lecture')")
+    assert page.evaluate(title_size) == "13px"
     assert console.errors == []
 
 

@@ -1,0 +1,81 @@
+"""The scenario on screen as one CSV file: every curve, the draw, the training runs.
+
+One tidy table (one value per row), so a spreadsheet or ``pandas.read_csv(...,
+comment="#")`` reads it as it is; lines starting with ``#`` name the scenario.
+Numpy and the standard library only.
+
+Columns: ``section, rule, d_k, step, query, key, quantity, value``, empty where
+they do not apply. Sections:
+
+- ``sweep``: each metric's median and percentiles over the rows against d_k, per
+  rule (``quantity`` is the sweep's column name, as in ``simulation.sweep``);
+- ``draw``: the current draw, per query and key: ``score`` (q . k), ``logit``
+  (c q . k / T) and ``weight`` (softmax of the logits);
+- ``training``: loss and accuracy against step at the current d_k, per rule;
+- ``training_sweep``: the final loss against d_k, per rule.
+"""
+
+import csv
+import io
+
+import numpy as np
+
+COLUMNS = ("section", "rule", "d_k", "step", "query", "key", "quantity", "value")
+
+
+def scenario_csv(query: str, curves: dict, snap, runs: dict) -> str:
+    """The CSV text of a scenario.
+
+    Parameters
+    ----------
+    query : str
+        The page's URL query, which pins the scenario (written as a comment).
+    curves : dict
+        ``simulation.sweep``'s result.
+    snap : Snapshot
+        ``simulation.simulate``'s result for the scenario.
+    runs : dict
+        ``training.training_sweep``'s result, ``{d_k: {rule: TrainingRun}}``; the
+        d_k it does not hold yet (still training) are left out.
+    """
+    out = io.StringIO()
+    out.write(f"# Attention Scaling Lab, scenario ?{query.lstrip('?')}\n")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for rule, columns in curves.items():
+        for name, values in columns.items():
+            if name != "d_k":
+                writer.writerows(
+                    ("sweep", rule, d_k, "", "", "", name, repr(float(v)))
+                    for d_k, v in zip(columns["d_k"], values, strict=True)
+                )
+    n_queries, n_keys = snap.logits.shape
+    query_index, key_index = np.indices((n_queries, n_keys)).reshape(2, -1) + 1
+    scores = snap.q @ snap.k.T
+    for name, values in (("score", scores), ("logit", snap.logits), ("weight", snap.weights)):
+        writer.writerows(
+            ("draw", snap.settings.scaling, snap.settings.d_k, "", i, j, name, repr(float(v)))
+            for i, j, v in zip(query_index, key_index, values.ravel(), strict=True)
+        )
+    d_k = snap.settings.d_k
+    for rule, run in runs.get(d_k, {}).items():
+        for name in ("loss", "accuracy"):
+            writer.writerows(
+                ("training", rule, d_k, step, "", "", name, repr(float(v)))
+                for step, v in enumerate(getattr(run, name))
+            )
+    for trained_d_k in sorted(runs):
+        for rule, run in runs[trained_d_k].items():
+            writer.writerow(
+                (
+                    "training_sweep",
+                    rule,
+                    trained_d_k,
+                    "",
+                    "",
+                    "",
+                    "final_loss",
+                    repr(float(run.loss[-1])),
+                )
+            )
+    return out.getvalue()
