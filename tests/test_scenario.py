@@ -109,3 +109,19 @@ def test_views_pick_the_embed_layout_in_page_order():
     assert write_query({**DEFAULTS, "views": VIEWS})["views"] == ",".join(VIEWS)
     round_trip = {**DEFAULTS, "views": ("entropy",)}
     assert read_query(write_query(round_trip)) == (round_trip, [])
+
+
+def test_a_question_its_step_and_lecture_mode_are_read_and_written():
+    values, notices = read_query({"question": "skip-scaling", "step": "2", "lecture": "1"})
+    assert values == {"question": "skip-scaling", "step": 1, "lecture": True} and notices == []
+    query = write_query({**DEFAULTS, **values})
+    assert (query["question"], query["step"], query["lecture"]) == ("skip-scaling", "2", "1")
+    assert "question" not in write_query(DEFAULTS) and "lecture" not in write_query(DEFAULTS)
+    for bad, notice in [
+        ({"question": "why"}, "question='why' was ignored: the questions are purpose,"),
+        ({"step": "0"}, "step='0' was ignored: it is not a whole number from 1"),
+        ({"step": "1.5"}, "step='1.5' was ignored"),
+        ({"lecture": "yes"}, "lecture='yes' was ignored: use 1 (on) or 0 (off)"),
+    ]:
+        values, notices = read_query(bad)
+        assert values == {} and len(notices) == 1 and notice in notices[0], notices

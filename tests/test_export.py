@@ -1,0 +1,43 @@
+"""The CSV export against the arrays it is made from."""
+
+import csv
+import io
+
+import numpy as np
+
+from app.export import COLUMNS, scenario_csv
+from app.scenario import D_K_OPTIONS
+from app.simulation import SCALING_RULES, Settings, simulate, sweep
+from app.training import training_sweep
+
+
+def test_the_csv_holds_every_curve_the_draw_and_the_training_runs_exactly():
+    settings = Settings(d_k=16, variance=1.0, scaling="power", n_keys=8, n_queries=4)
+    curves, snap = sweep(settings, D_K_OPTIONS), simulate(settings)
+    runs = training_sweep(settings, [2, 16])  # as while the page still trains
+    text = scenario_csv("?d_k=16&scaling=power", curves, snap, runs)
+    first, *lines = text.splitlines()
+    assert first == "# Attention Scaling Lab, scenario ?d_k=16&scaling=power"
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    assert tuple(rows[0]) == COLUMNS
+    sections = [r["section"] for r in rows]
+    metrics = sum(len(c) - 1 for c in curves.values())
+    assert sections.count("sweep") == metrics * len(D_K_OPTIONS)
+    assert sections.count("draw") == 3 * 4 * 8
+    assert sections.count("training") == 2 * len(SCALING_RULES) * 201
+    assert sections.count("training_sweep") == 2 * len(SCALING_RULES)
+    for r in rows:  # every value read back is the very float it was written from
+        if r["section"] == "sweep":
+            i = D_K_OPTIONS.index(int(r["d_k"]))
+            assert float(r["value"]) == curves[r["rule"]][r["quantity"]][i]
+        elif r["section"] == "draw":
+            i, j = int(r["query"]) - 1, int(r["key"]) - 1
+            array = {"score": snap.q @ snap.k.T, "logit": snap.logits, "weight": snap.weights}
+            assert float(r["value"]) == array[r["quantity"]][i, j]
+        elif r["section"] == "training":
+            run = runs[16][r["rule"]]
+            assert float(r["value"]) == getattr(run, r["quantity"])[int(r["step"])]
+        else:
+            assert float(r["value"]) == runs[int(r["d_k"])][r["rule"]].loss[-1]
+    weights = np.array([float(r["value"]) for r in rows if r["quantity"] == "weight"])
+    np.testing.assert_allclose(weights.reshape(4, 8).sum(axis=1), 1.0, rtol=1e-12)
