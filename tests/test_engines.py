@@ -85,7 +85,12 @@ def test_a_link_goes_live_and_the_keyboard_moves_d_k(engine, site_url, output_di
     expected = simulate(Settings(d_k=256, scaling="none", seed=0, **DEFAULT)).weights
     np.testing.assert_allclose(heatmap(engine), expected, rtol=WEIGHT_RTOL, atol=1e-300)
 
-    engine.press(f"{DEEP_JS}('.noUi-handle')[0]", "ArrowRight")  # d_k 256 -> 512
+    d_k = (
+        f"{DEEP_JS}('.noUi-handle')"
+        ".find((h) => h.getAttribute('aria-label') === 'd_k (key dimension)')"
+    )
+    engine.wait_for(f"{d_k} !== undefined", timeout=30)  # named by the page's ControlNames
+    engine.press(d_k, "ArrowRight")  # d_k 256 -> 512
     engine.wait_for(
         f"({READ_SOURCES_JS})(['spread:marker'])['spread:marker'].d_k[0] === 512", timeout=60
     )
