@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from browser import OFFLINE_ARGS, http_server, launch
 
 import build
+from app.simulation import SCALING_RULES
 
 REPEATS = 5
 
@@ -92,7 +93,10 @@ def main():
     if build.is_stale(build.SITE):
         build.build()
     results = {"CPython": cpython(), "browser (Pyodide)": browser()}
-    print(f"Medians of {REPEATS} runs, ms (4 rules, 200 steps, n = 64, d_model = 16)")
+    print(
+        f"Medians of {REPEATS} runs, ms ({len(SCALING_RULES)} rules, 200 steps, n = 64, "
+        "d_model = 16)"
+    )
     print(f"{'':<34}{'CPython':>12}{'browser':>12}")
     for key, label in [
         ("train", "(a) train, d_k = 1024"),
