@@ -41,6 +41,14 @@ def small_draw(scaling, d_k, variance, temperature, n_queries, n_keys, seed):
 # --- The logit spread: s = c sqrt(d_k) v / T ------------------------------------------------
 
 
+def mean_square_logits(seeds: int, **settings) -> list[float]:
+    """The mean of z^2 over the 32 x 32 logits of each of ``seeds`` independent draws."""
+    return [
+        np.mean(simulate(Settings(n_queries=32, n_keys=32, seed=seed, **settings)).logits ** 2)
+        for seed in range(seeds)
+    ]
+
+
 @pytest.mark.parametrize("scaling", SCALING_RULES)
 @pytest.mark.parametrize(("variance", "temperature"), [(1.0, 1.0), (2.5, 0.5)])
 def test_logit_variance_matches_f1_within_monte_carlo_error(scaling, variance, temperature):
@@ -54,23 +62,9 @@ def test_logit_variance_matches_f1_within_monte_carlo_error(scaling, variance, t
     model is wrong, not bad luck.
     """
     for d_k in [1, 2, 3, 8, 64, 512, 2048]:
-        per_seed = [
-            np.mean(
-                simulate(
-                    Settings(
-                        d_k=d_k,
-                        variance=variance,
-                        scaling=scaling,
-                        n_queries=32,
-                        n_keys=32,
-                        temperature=temperature,
-                        seed=seed,
-                    )
-                ).logits
-                ** 2
-            )
-            for seed in range(24)
-        ]
+        per_seed = mean_square_logits(
+            24, d_k=d_k, variance=variance, scaling=scaling, temperature=temperature
+        )
         expected = theory.logit_std(scaling, d_k, variance, temperature) ** 2
         if expected == 0:  # qk_norm at d_k = 1: a normalised scalar is exactly 0
             assert max(per_seed) == 0
@@ -110,24 +104,9 @@ def test_the_power_rules_spread_scales_as_d_k_to_one_half_minus_alpha(alpha):
     d_k, variance, temperature = 256, 0.7, 1.3
     spread = theory.logit_std("power", d_k, variance, temperature, alpha=alpha)
     assert spread == pytest.approx(d_k ** (0.5 - alpha) * variance / temperature, rel=1e-12)
-    per_seed = [
-        np.mean(
-            simulate(
-                Settings(
-                    d_k=d_k,
-                    variance=variance,
-                    scaling="power",
-                    alpha=alpha,
-                    n_queries=32,
-                    n_keys=32,
-                    temperature=temperature,
-                    seed=seed,
-                )
-            ).logits
-            ** 2
-        )
-        for seed in range(16)
-    ]
+    per_seed = mean_square_logits(
+        16, d_k=d_k, variance=variance, scaling="power", alpha=alpha, temperature=temperature
+    )
     standard_error = np.std(per_seed, ddof=1) / 4
     assert abs(np.mean(per_seed) - spread**2) < 5 * standard_error
 
