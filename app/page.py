@@ -380,7 +380,7 @@ class AttentionLab(pn.viewable.Viewer):
             value=-1,
             width=160,
         )
-        self.row_pick.param.watch(lambda _: self._show_row(), "value")
+        self.row_pick.param.watch(lambda _: self._pick_row(), "value")
         self.question_pick = pn.widgets.Select(
             name="Questions learners ask",
             options={"Pick a question…": "", **{q.text: q.slug for q in QUESTIONS}},
@@ -437,7 +437,14 @@ class AttentionLab(pn.viewable.Viewer):
         self._row = self.row_pick.value if self.row_pick.value >= 0 else median_row(snap)
         self.plots.show_row(snap, self._unscaled, self._row)
         self._lines |= row_summaries(snap, self._unscaled, self._row)
-        self._show_answer()
+
+    def _pick_row(self):
+        """Another row picked: its views, their words, and an answer that reads the row.
+        (A move shows the summary and the answer once, after the training views.)"""
+        with hold():
+            self._show_row()
+            self._show_summary()
+            self._show_answer()
 
     # --- training ------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from browser import (
     wait_for_source,
 )
 from engines import DEEP_JS
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 from test_questions import evidence
 
 import build
@@ -392,6 +392,9 @@ def test_one_query_up_close_shows_the_median_row_then_the_picked_one(offline, si
         for name, values in expected.items():
             np.testing.assert_allclose(shown[name]["y"], values, rtol=1e-9, atol=1e-300)
             assert shown[name]["key"] == list(order + 1)
+        # The text summary follows the row on screen (for screen readers).
+        row_lines = page.locator(".lab-summary li", has_text="One query up close")
+        expect(row_lines.filter(has_text=f"Query {row + 1} with rule ÷ √d_k")).to_have_count(2)
     assert console.errors == []
 
 
