@@ -7,6 +7,7 @@ the simulation now on screen.
 """
 
 import html
+import re
 
 import numpy as np
 
@@ -26,6 +27,48 @@ from app.training import (
     PAGE_TOKENS,
     TRAINING_LOSS_TEX,
 )
+
+# Where a formula may break over lines (at the top level, outside any brackets): after
+# a separator (a comma or semicolon and its space, which the break replaces), and
+# before a relation, which starts the new line as in typeset mathematics.
+_TEX_TOKEN = re.compile(
+    r"(?P<separator>[,;](?:\\q?quad|\\ \\ ))\s*"
+    r"|(?P<relation>=|\\le(?![a-zA-Z])|\\approx|\\Rightarrow|\\leftarrow)"
+    r"|(?P<open>[([{]|\\\{|\\lVert|\\\|)|(?P<close>[)\]}]|\\\}|\\rVert)"
+    r"|\\[a-zA-Z]+|\\.|."
+)
+
+
+def formula_clauses(tex: str) -> list[list[str]]:
+    """``tex`` cut where a line may break: clauses, each a list of pieces.
+
+    A clause ends after a separator such as ``,\\quad`` (it keeps the comma; the
+    space goes to the break); a piece ends before a relation (``=``, ``\\le``,
+    ``\\approx``, ...), which opens the next. Only the top level counts, outside
+    brackets and norms ``\\| ... \\|``. The page sets each piece as its own
+    inline formula, so a narrow pane wraps a formula instead of clipping it:
+    between clauses first, inside one only when it is wider than the pane.
+    """
+    clauses, pieces, current, depth, norms = [], [], "", 0, 0
+    for match in _TEX_TOKEN.finditer(tex):
+        token, kind = match.group(0), match.lastgroup
+        if token == "\\|":
+            norms ^= 1
+            depth += 1 if norms else -1
+        elif kind == "open":
+            depth += 1
+        elif kind == "close":
+            depth -= 1
+        if depth == 0 and kind == "separator":
+            clauses.append([*pieces, (current + token[0]).strip()])
+            pieces, current = [], ""
+        elif depth == 0 and kind == "relation" and current.strip():
+            pieces.append(current.strip())
+            current = token
+        else:
+            current += token
+    return [*clauses, [*pieces, current.strip()]]
+
 
 # One per view: (title shown above the caption is the figure's own; caption, formula).
 CAPTIONS = {

@@ -1,9 +1,13 @@
 """Entry point: ``panel serve app/main.py``, and what ``build.py`` compiles."""
 
+import os
+import time
+
 import panel as pn
 
-from app.page import TITLE, AttentionLab
+from app.page import SESSION_DELAY_ENV, TITLE, AttentionLab
 
 pn.extension("katex", design="native")
 
+time.sleep(float(os.environ.get(SESSION_DELAY_ENV, 0)))  # tests only: a slower machine
 AttentionLab().servable(title=TITLE)

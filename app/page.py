@@ -14,6 +14,7 @@ for ``live`` before it says ready.
 """
 
 import asyncio
+import functools
 import html
 import io
 import json
@@ -37,6 +38,7 @@ from app.captions import (
     CAPTIONS,
     EXPLAINER,
     KEY_NOTE,
+    formula_clauses,
     key_css,
     row_summaries,
     rule_key_label,
@@ -78,6 +80,9 @@ from app.training import PAGE_TOKENS, training_sweep
 TITLE = "Attention Scaling Lab"
 PRERENDER_ENV = "ATTENTION_LAB_PRERENDER"  # set by build.py while it prerenders the page
 SNAPSHOT_ENV = "ATTENTION_LAB_SNAPSHOT"  # set by static/make_snapshot.js while it builds the page
+# Seconds app/main.py waits before it builds a session's page: set by the tests only, to
+# check they wait for a server as slow as a slower machine's (tests/browser.py).
+SESSION_DELAY_ENV = "ATTENTION_LAB_SESSION_DELAY"
 THEORY_PAGE = "theory.html"  # docs/theory.md, rendered beside the built site's index.html
 
 SMALL = {"font-size": "0.9em"}
@@ -122,7 +127,29 @@ BODY_CSS = """
 # drawing scripts smaller; the browser's own math font styles restore it. At
 # 1.3 em, scripts (0.71 of their base) stay above Firefox's 8 pt floor for
 # them, so they are the same size in every engine.
-MATH_CSS = "math { font-size: 1.3em; } math, math * { font-family: revert; }"
+# A formula is set as clauses (``formula_html``), each kept on one line where it fits
+# and broken before a relation where it does not; narrow screens set it a little
+# smaller (their 16 px type, PHONE_CSS, keeps Firefox's scripts above its floor).
+MATH_CSS = """
+math { font-size: 1.3em; } math, math * { font-family: revert; }
+.formula-clause { display: inline-block; max-width: 100%; margin-right: 0.8em; }
+@media (max-width: 480px) { math { font-size: 1em; } }
+"""
+# On a phone's width, type of at least 14 px (Panel's and Bokeh's 12 px base is
+# set to 16 px; the small notes are 0.9 of it).
+PHONE_CSS = "@media (max-width: 600px) { :host { font-size: 16px; --bokeh-font-size: 16px; } }"
+# On a touch screen a slider's handle is a 44 px target (a 28 px disc inside a clear
+# ring, WCAG 2.5.5) and its track takes a tap up to 17 px above or below it.
+TOUCH_CSS = """
+@media (pointer: coarse) {
+  .noUi-target { margin: 17px 0; }
+  .noUi-base::before { content: ""; position: absolute; inset: -17px 0; }
+  .noUi-horizontal .noUi-handle { width: 44px; height: 44px; top: -18px; right: -22px;
+    border: 8px solid transparent; border-radius: 50%; background-clip: padding-box;
+    box-shadow: inset 0 0 0 1px #767676; }
+  .noUi-handle::before, .noUi-handle::after { display: none; }
+}
+"""
 FOCUS_CSS = """
 :focus-visible, .bk-btn:focus-visible, button:focus-visible, .card-header:focus-visible {
   outline: 3px solid #1f1f1f !important; outline-offset: 2px; }
@@ -343,6 +370,8 @@ class AttentionLab(pn.viewable.Viewer):
         }
         for name, widget in self.widgets.items():
             widget.sizing_mode = widget.sizing_mode or "stretch_width"
+            if "value_throttled" in widget.param:  # a slider
+                widget.stylesheets = [*widget.stylesheets, TOUCH_CSS]
             # In the browser build a slider acts while it is dragged: the worker takes
             # the next value only when it is done with the last (build.WORKER_IDLE).
             # A server would queue every value of a drag, so there it acts on release.
@@ -420,7 +449,7 @@ class AttentionLab(pn.viewable.Viewer):
         settings = self.scenario.settings()
         with hold():
             if curves:
-                self.curves = sweep(settings, D_K_OPTIONS)
+                self.curves = _swept(settings)
                 self.plots.show_curves(self.curves, settings)
             snap = self._snap = simulate(settings)
             unscaled = self._unscaled = snap.q @ snap.k.T / settings.temperature
@@ -452,7 +481,7 @@ class AttentionLab(pn.viewable.Viewer):
         """Train at every d_k for the current scenario, all at once (a new page)."""
         self._runs_for = self.scenario.training()
         settings, learning_rate = self._runs_for
-        self._runs = training_sweep(settings, D_K_OPTIONS, learning_rate=learning_rate)
+        self._runs = dict(_trained(settings, learning_rate))  # a copy: more runs join it
         self._show_training()
 
     def _train_later(self):
@@ -788,6 +817,7 @@ class AttentionLab(pn.viewable.Viewer):
             pn.pane.Bokeh(self.scroll),
             sizing_mode="stretch_width",
             styles=LAYOUT_STYLES,
+            stylesheets=[PHONE_CSS],
         )
 
     def _card(self, key):
@@ -798,11 +828,11 @@ class AttentionLab(pn.viewable.Viewer):
             pn.pane.Bokeh(self.plots.figures[key], sizing_mode="stretch_width"),
             pn.pane.Markdown(caption, sizing_mode="stretch_width", margin=(0, 10)),
             pn.pane.LaTeX(
-                f"${formula}$",
+                formula_html(formula),
                 sizing_mode="stretch_width",
                 margin=(0, 10),
-                styles={"overflow-x": "auto"},  # a long formula scrolls on a phone
                 stylesheets=[MATH_CSS],
+                name=f"formula:{key}",
             ),
             sizing_mode="stretch_width",
             name=f"view:{key}",
@@ -893,6 +923,29 @@ def _grid(min_width: int) -> dict:
         "grid-template-columns": f"repeat(auto-fill, minmax(min(100%, {min_width}px), 1fr))",
         "column-gap": "12px",
     }
+
+
+# A server builds a page for every visitor, most of them at the default scenario: what
+# depends on the scenario alone is computed once per process and shared, never changed.
+@functools.lru_cache(maxsize=32)
+def _swept(settings: Settings) -> dict:
+    """``sweep`` over every d_k on the slider."""
+    return sweep(settings, D_K_OPTIONS)
+
+
+@functools.lru_cache(maxsize=8)
+def _trained(settings: Settings, learning_rate: float) -> dict:
+    """``training_sweep`` at every d_k on the slider (about 0.8 s in CPython)."""
+    return training_sweep(settings, D_K_OPTIONS, learning_rate=learning_rate)
+
+
+def formula_html(tex: str) -> str:
+    """``tex`` as inline formulas that wrap to the pane's width (``formula_clauses``)."""
+    clauses = (
+        " ".join(f"${html.escape(piece, quote=False)}$" for piece in pieces)
+        for pieces in formula_clauses(tex)
+    )
+    return " ".join(f'<span class="formula-clause">{clause}</span>' for clause in clauses)
 
 
 def _float_slider(name: str, bounds: tuple[float, float], value: float) -> pn.widgets.FloatSlider:

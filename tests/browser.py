@@ -96,9 +96,21 @@ def http_server(folder: Path, handler=SimpleHTTPRequestHandler):
         server.server_close()
 
 
+# Seconds a request for the page may take: a session is built before its first byte
+# (about 5 s here, twice that on a slower machine, and the tests slow it to 10 s).
+PAGE_TIMEOUT = 120
+
+
 @contextlib.contextmanager
-def panel_server(log_path: Path):
-    """``panel serve app/main.py`` on a free local port; yields the app's URL."""
+def panel_server(log_path: Path, env: dict | None = None):
+    """``panel serve app/main.py`` on a free local port; yields the app's URL once the
+    server answers and has served the page once.
+
+    It waits for the server, not for a page: Panel's liveness endpoint answers as soon
+    as the server listens, without building a session; then one request for the page,
+    with a timeout longer than any session's build. (Polling the page itself with short
+    timeouts started a new session per try, faster than the server finished them.)
+    """
     port = free_port()
     with open(log_path, "w") as log:
         process = subprocess.Popen(
@@ -114,15 +126,18 @@ def panel_server(log_path: Path):
                 "127.0.0.1",
                 "--allow-websocket-origin",
                 f"127.0.0.1:{port}",
+                "--liveness",
             ],
             cwd=REPO,
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
+            env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
         )
         try:
+            wait_for_http(f"http://127.0.0.1:{port}/liveness")
             url = f"http://127.0.0.1:{port}/main"
-            wait_for_http(url)
+            with urllib.request.urlopen(url, timeout=PAGE_TIMEOUT) as response:
+                assert response.status == 200, response.status
             yield url
         finally:
             process.terminate()

@@ -41,6 +41,7 @@ class Engine:
     """What a cross-engine check may do with a page."""
 
     name = ""
+    min_width = 0  # CSS px: the narrowest viewport ``resize`` can make
 
     def goto(self, url: str): ...
 
@@ -50,6 +51,9 @@ class Engine:
         """Focus the element the expression yields and press ``key`` (Playwright's names)."""
 
     def screenshot(self, path: Path): ...
+
+    def resize(self, width: int, height: int):
+        """Make the page's viewport ``width`` by ``height`` CSS pixels."""
 
     def errors(self) -> list[str]:
         """Console errors and uncaught exceptions since the last call."""
@@ -94,6 +98,9 @@ class Chromium(Engine):
 
     def screenshot(self, path):
         self.page.screenshot(path=path, full_page=True)
+
+    def resize(self, width, height):
+        self.page.set_viewport_size({"width": width, "height": height})
 
     def errors(self):
         errors, self._errors = self._errors, []
@@ -150,6 +157,9 @@ class Firefox(Engine):
     def screenshot(self, path):
         self._call("screenshot", path=str(path))
 
+    def resize(self, width, height):
+        self._call("viewport", width=width, height=height)
+
     def errors(self):
         return self._call("errors")
 
@@ -172,6 +182,7 @@ return true;
 
 class WebKit(Engine):
     name = "webkit"
+    min_width = 447  # CSS px: WebKitGTK's window is no narrower (measured under Xvfb)
 
     def __init__(self, stack: contextlib.ExitStack):
         from selenium import webdriver
@@ -237,6 +248,14 @@ class WebKit(Engine):
 
     def screenshot(self, path):
         self.driver.get_screenshot_as_file(str(path))
+
+    def resize(self, width, height):
+        # The window is the viewport plus whatever frame WebKitGTK draws: measure it.
+        if width < self.min_width:
+            raise ValueError(f"webkit: WebKitGTK's window is at least {self.min_width} px wide")
+        self.driver.set_window_rect(width=width, height=height)
+        inner = self.evaluate("[innerWidth, innerHeight]")
+        self.driver.set_window_rect(width=2 * width - inner[0], height=2 * height - inner[1])
 
     def errors(self):
         errors = self.evaluate("window.__labErrors || []")

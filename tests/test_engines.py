@@ -127,3 +127,52 @@ def test_a_missing_pyodide_says_so(engine, site):
         status = engine.evaluate("document.getElementById('lab-status').textContent")
         assert "reload the page" in status
         engine.errors()  # the failed load itself may log; the page said so
+
+
+# Every formula on screen against the pane that shows it: how far (CSS px) its
+# content reaches past the pane's left or right edge, or past the viewport's.
+FORMULA_EXCESS_JS = f"""{DEEP_JS}('math').filter((m) => m.getClientRects().length).map((m) => {{
+  const pane = m.getRootNode().host.getBoundingClientRect();
+  const drawn = m.getBoundingClientRect();
+  const right = Math.min(pane.right, document.documentElement.clientWidth);
+  return [m.textContent.slice(0, 40), Math.max(0, pane.left - drawn.left, drawn.right - right)];
+}})"""
+
+
+def open_at_width(engine, url: str, width: int):
+    """Open ``url`` at ``width`` CSS px and return a function that turns an expression
+    into one evaluated in that page: the viewport itself where the engine can be that
+    narrow, else (WebKitGTK's window) a same-origin frame that wide in a blank page."""
+    if width >= engine.min_width:
+        engine.resize(width, 900)
+        engine.goto(url)
+        return lambda expression: expression
+    engine.goto(url + "theory.html")  # any page of the site's origin
+    engine.evaluate(
+        "document.body.innerHTML = "
+        f'\'<iframe id="lab-frame" src="{url}" style="width: {width}px; height: 900px;'
+        " border: 0\"></iframe>'"
+    )
+    engine.wait_for("document.getElementById('lab-frame').contentDocument?.body != null")
+    frame = "document.getElementById('lab-frame').contentWindow"
+    return lambda expression: f"{frame}.eval({json.dumps(expression)})"
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_every_formula_fits_its_pane(engine, site_url, width, output_dir):
+    """No formula is clipped or scrolls sideways: each wraps to its pane's width."""
+    try:
+        inside = open_at_width(engine, site_url, width)
+        assert engine.wait_for(inside(SETTLED_JS), timeout=BOOT_TIMEOUT) == "ready"
+        assert engine.evaluate(inside("innerWidth")) == width
+        excess = inside(FORMULA_EXCESS_JS)
+        engine.wait_for(f"{excess}.length >= 13", timeout=30)
+        try:  # the layout settles after ready; wait for the formulas to fit, then say which not
+            engine.wait_for(f"{excess}.every(([_, excess]) => excess <= 1)", timeout=10)
+        except TimeoutError:
+            engine.screenshot(output_dir / f"engine-{engine.name}-formulas-{width}.png")
+            wide = [item for item in engine.evaluate(excess) if item[1] > 1]
+            pytest.fail(f"{engine.name} at {width} px, formulas past their pane: {wide}")
+        assert engine.errors() == []
+    finally:
+        engine.resize(1280, 900)

@@ -1,10 +1,12 @@
 """The page under a real ``panel serve``, driven in a real headless Chromium."""
 
 import math
+import time
 
 import numpy as np
 import pytest
 from browser import (
+    PAGE_TIMEOUT,
     Console,
     launch,
     panel_server,
@@ -16,6 +18,7 @@ from browser import (
 from playwright.sync_api import sync_playwright
 
 from app import theory
+from app.page import SESSION_DELAY_ENV
 from app.plots import CURVE_FIGURES
 from app.simulation import SCALING_RULES, Settings, row_metrics, simulate
 
@@ -81,6 +84,19 @@ def test_every_view_renders_finite_data_without_console_errors(open_page):
     assert page.locator("canvas").count() >= 8  # every figure drew
     summary = page.locator("ul", has_text="Scores at the current setting").inner_text()
     assert summary.count("At d_k = 64 with rule ÷ √d_k") == 7  # a text summary of every view
+
+
+def test_the_server_fixture_waits_for_a_session_that_takes_10_s(browser, output_dir):
+    """On a slower machine a session's page takes 10 s or more to build: the fixture waits
+    for the server and then for one page, and does not pile up sessions meanwhile."""
+    started = time.monotonic()
+    log = output_dir / "panel-serve-slow.log"
+    with panel_server(log, env={SESSION_DELAY_ENV: "10"}) as url:
+        assert time.monotonic() - started >= 10  # it waited for a whole page
+        page = browser.new_page()
+        page.goto(url, timeout=PAGE_TIMEOUT * 1000)
+        wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0")
+        page.close()
 
 
 def test_keyboard_move_of_d_k_plots_what_the_simulation_computes(open_page):

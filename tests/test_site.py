@@ -59,22 +59,31 @@ def site_url(site):
         yield url
 
 
+def offline_context(browser, **options):
+    """A context that can reach 127.0.0.1 only; ``context.outside`` lists the rest."""
+    context = browser.new_context(**options)
+    context.outside = []
+
+    def route(r):
+        if r.request.url.startswith(("http://127.0.0.1:", "data:", "blob:")):
+            r.continue_()
+        else:
+            context.outside.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    return context
+
+
 @pytest.fixture(scope="module")
 def offline():
-    """A Chromium context that can reach 127.0.0.1 only; ``offline.outside`` lists the rest."""
+    """An offline Chromium context (``offline_context``) at 1280 by 900; ``offline.phone``
+    is another, emulating an iPhone 13 (``phone_context``)."""
     with sync_playwright() as p:
         browser = launch(p, OFFLINE_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.outside = []
-
-        def route(r):
-            if r.request.url.startswith(("http://127.0.0.1:", "data:", "blob:")):
-                r.continue_()
-            else:
-                context.outside.append(r.request.url)
-                r.abort()
-
-        context.route("**/*", route)
+        context = offline_context(browser, viewport={"width": 1280, "height": 900})
+        iphone = {k: v for k, v in p.devices["iPhone 13"].items() if k != "default_browser_type"}
+        context.phone = lambda: offline_context(browser, **iphone)
         yield context
         browser.close()
 
@@ -691,24 +700,53 @@ def test_reading_the_page_on_a_desktop(offline, site_url, output_dir):
     assert console.errors == []
 
 
-def test_the_controls_stay_in_reach_on_a_phone(offline, site_url, output_dir):
-    page = offline.new_page()
-    page.set_viewport_size({"width": 375, "height": 740})
+# Every text element on screen with its font size as laid out (CSS px).
+TEXT_SIZES_JS = f"""{DEEP_JS}('p, li, td, th, label, button, .bk-slider-title')
+  .filter((e) => e.getClientRects().length && e.textContent.trim())
+  .map((e) => [e.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(e).fontSize)])"""
+
+
+def test_a_phone_lays_the_page_out_at_its_own_width(offline, site_url, output_dir):
+    """An emulated iPhone 13 (is_mobile, touch, 3 device pixels per CSS pixel): the page is
+    laid out at the phone's 390 px (not 980 px zoomed out), with readable text, sliders
+    big enough to touch, a tap that moves one, and the controls in reach."""
+    phone = offline.phone()
+    page = phone.new_page()
+    console = Console(page)
     page.goto(site_url)
     wait_until_ready(page)
-    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    assert page.evaluate("[innerWidth, devicePixelRatio]") == [390, 3]
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    small = [(text, size) for text, size in page.evaluate(TEXT_SIZES_JS) if size < 14]
+    assert small == []
+
+    # Every slider's handle is a 44 px target; its track takes a tap 15 px off its line.
+    handles = page.locator(".noUi-handle")
+    assert handles.count() == len(SLIDER_TITLES)
+    for box in (handles.nth(i).bounding_box() for i in range(handles.count())):
+        assert box["width"] >= 44 and box["height"] >= 44, box
+    track = slider(page, "d_k").locator(".noUi-target")
+    track.scroll_into_view_if_needed()
+    box = track.bounding_box()
+    page.touchscreen.tap(box["x"] + 0.9 * box["width"], box["y"] + box["height"] / 2 - 15)
+    page.wait_for_function("new URLSearchParams(location.search).get('d_k') === '512'")
+    assert_shows_weights_of(page, Settings(d_k=512, scaling="sqrt", seed=0, **DEFAULT))
+    page.screenshot(path=output_dir / "site-phone.png")
+
+    # The sticky controls stay in reach further down, and leave most of the screen to plots.
     page.get_by_text(
         "The gradient that reaches the query (and so W_Q)"
     ).scroll_into_view_if_needed()
     d_k = page.get_by_role("slider", name="d_k (key dimension)")
     assert in_viewport(page, d_k)
-    # Compact: the sticky controls leave most of the screen to the plots.
     controls = page.evaluate(
         "Bokeh.index.find_one([...Bokeh.documents].at(-1).get_model_by_name('lab-controls'))"
         ".el.getBoundingClientRect().height"
     )
-    assert controls <= 0.35 * 740
+    assert controls <= 0.35 * page.viewport_size["height"]
     page.screenshot(path=output_dir / "site-phone-scrolled.png")
+    assert console.errors == []
+    phone.close()
 
 
 def test_everyone_can_use_it_from_the_keyboard_and_a_screen_reader(offline, site_url):

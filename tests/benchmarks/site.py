@@ -24,10 +24,18 @@ Slider moves, on the first load of the site as built:
   display's frame rate for DRAG_SECONDS; updates per second are the worker's
   patches that reached the page during the drag.
 
+A link in every engine (Chromium, Firefox ESR, WebKitGTK: ``tests/engines.py``),
+ENGINE_RUNS cold loads each of ``/?d_k=256&scaling=none&seed=3`` in a fresh
+browser, engines alternating: ready (the status bar says so) and the first key
+press, pressed as soon as it is ready, answered (the address bar and the plots
+show d_k = 128), both from the start of navigation, and how Python started.
+Times are read in the page after polling every 0.1 s: up to about 0.1 s late.
+
 Aims (reported, not asserted): interactive within 1.3x the floor, a move
 within 1.3x the rendering floor.
 
-Run: python tests/benchmarks/site.py [--before DIR]   (builds the site if stale)
+Run: python tests/benchmarks/site.py [--before DIR] [--engines chromium,firefox,webkit]
+(builds the site if stale)
 """
 
 import argparse
@@ -41,7 +49,8 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from browser import OFFLINE_ARGS, http_server, launch, slider, slider_handle
+from browser import OFFLINE_ARGS, READ_SOURCES_JS, http_server, launch, slider, slider_handle
+from engines import DEEP_JS, ENGINES, open_engine
 
 import build
 
@@ -265,10 +274,61 @@ def load_floor(browser, url) -> dict:
     return result
 
 
+ENGINE_RUNS = 3
+LINK = "?d_k=256&scaling=none&seed=3"
+STATUS_JS = "document.getElementById('lab-status')"
+D_K_HANDLE_JS = (
+    f"{DEEP_JS}('.noUi-handle').find((h) => h.getAttribute('aria-label') === 'd_k (key dimension)')"
+)
+MOVED_JS = (
+    "location.search.includes('d_k=128')"
+    f" && ({READ_SOURCES_JS})(['spread:marker'])['spread:marker']?.d_k[0] === 128"
+)
+
+
+def load_in_engine(name: str, url: str) -> dict:
+    """A cold load of LINK in a fresh browser of engine ``name``: ready, then the first
+    key press answered (ms from the start of navigation), and how Python started."""
+    with open_engine(name) as engine:
+        engine.goto(url + LINK)
+        state = engine.wait_for(
+            f"['ready', 'failed'].includes({STATUS_JS}.dataset.state) && {STATUS_JS}.dataset.state",
+            timeout=300,
+        )
+        ready = engine.evaluate("performance.now()")
+        engine.press(D_K_HANDLE_JS, "ArrowLeft")  # d_k 256 -> 128
+        engine.wait_for(MOVED_JS, timeout=300)
+        return {
+            "ready": ready,
+            "answered": engine.evaluate("performance.now()"),
+            "boot": f"{state}, {engine.evaluate(f'{STATUS_JS}.dataset.boot')}",
+        }
+
+
+def report_engines(loads: dict):
+    print(f"\nA link ({LINK}) in every engine; medians of {ENGINE_RUNS} cold loads (s)")
+    print(f"{'':<16}{'ready':>10}{'first press answered':>24}{'  press to answer':>20}  boot")
+    for name, runs in loads.items():
+        ready = statistics.median(r["ready"] for r in runs) / 1e3
+        answered = statistics.median(r["answered"] for r in runs) / 1e3
+        gap = statistics.median(r["answered"] - r["ready"] for r in runs) / 1e3
+        spread = (
+            f"({min(r['ready'] for r in runs) / 1e3:.1f}-{max(r['ready'] for r in runs) / 1e3:.1f})"
+        )
+        print(
+            f"{name:<16}{ready:>6.1f} {spread:<12}{answered:>10.1f}{gap:>20.1f}    "
+            + ", ".join(sorted({r["boot"] for r in runs}))
+        )
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", type=Path, help="another built site to measure alongside")
+    parser.add_argument(
+        "--engines", default=",".join(ENGINES), help="engines to time a link in ('' for none)"
+    )
     args = parser.parse_args(argv)
+    engines = [name for name in args.engines.split(",") if name]
     if build.is_stale(build.SITE):
         build.build()
     variants = {  # name -> (site folder, handler, measure moves)
@@ -298,6 +358,12 @@ def main(argv=None):
             served.setdefault("floor", list(floor_handler.served))
         browser.close()
     report(runs, served)
+    loads = {name: [] for name in engines}
+    with http_server(build.SITE, handler()) as url:
+        for _ in range(ENGINE_RUNS):
+            for name in engines:
+                loads[name].append(load_in_engine(name, url))
+    report_engines(loads)
 
 
 def report(runs, served):
