@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 
 from app import theory
-from app.captions import CAPTIONS, EXPLAINER, row_summaries, summaries, training_summaries
+from app.captions import (
+    CAPTIONS,
+    EXPLAINER,
+    formula_clauses,
+    row_summaries,
+    summaries,
+    training_summaries,
+)
 from app.scenario import VIEWS
 from app.simulation import (
     SCALING_RULES,
@@ -166,3 +173,17 @@ def test_the_row_summaries_are_the_numbers_of_that_row():
         f"Query 18 with rule ÷ √d_k: largest weight {snap.weights[row].max():.3g}; unscaled "
         f"{1 / e.sum():.3g} (uniform: 0.0156)."
     )
+
+
+def test_a_formula_breaks_between_clauses_and_before_relations_only():
+    """Outside brackets and norms only; a separator keeps its comma and loses its space."""
+    assert formula_clauses(r"\|x = y\|_F = f(a = b),\quad c \le d;\quad e") == [
+        [r"\|x = y\|_F", "= f(a = b),"],
+        ["c", r"\le d;"],
+        ["e"],
+    ]
+    assert formula_clauses(r"\Pr[p \lesssim 1] \leq 2") == [[r"\Pr[p \lesssim 1] \leq 2"]]
+    for _, tex in CAPTIONS.values():  # every formula on the page, whole, in order
+        pieces = "".join("".join(clause) for clause in formula_clauses(tex))
+        spaceless = re.sub(r"\s", "", re.sub(r"([,;])(?:\\q?quad|\\ \\ )", r"\1", tex))
+        assert pieces.replace(" ", "") == spaceless
