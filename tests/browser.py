@@ -102,7 +102,7 @@ PAGE_TIMEOUT = 120
 
 
 @contextlib.contextmanager
-def panel_server(log_path: Path, env: dict | None = None):
+def panel_server(log_path: Path, env: dict | None = None, args: tuple = ()):
     """``panel serve app/main.py`` on a free local port; yields the app's URL once the
     server answers and has served the page once.
 
@@ -127,6 +127,7 @@ def panel_server(log_path: Path, env: dict | None = None):
                 "--allow-websocket-origin",
                 f"127.0.0.1:{port}",
                 "--liveness",
+                *args,
             ],
             cwd=REPO,
             stdout=log,

@@ -8,20 +8,31 @@ server sends all of one update in one message, so that is "every plot").
 In the same run it times the bare ``simulate`` (and ``sweep``) for the same
 settings, and prints the ratio.
 
-Run: python tests/benchmarks/page.py
+Then a class: the time ``GET /main`` takes to answer (the server builds the
+visitor's session, the whole document, before its first byte): SEQUENTIAL
+visitors one after another, then VISITORS (1, 6, 30) at once from threads on
+loopback (p50, p95 and the last, from the first request sent), with one
+visitor's d_k key press timed while the others load; for one server process
+and for ``--num-procs 2``. Every request is bounded (PAGE_TIMEOUT); the run
+stops by itself.
+
+Run: python tests/benchmarks/page.py [--no-moves] [--no-class]
 """
 
+import argparse
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from browser import launch, panel_server, slider_handle, wait_for_source
+from browser import PAGE_TIMEOUT, launch, panel_server, slider_handle, wait_for_source
 
 from app.scenario import D_K_OPTIONS
 from app.simulation import Settings, simulate, sweep
@@ -52,7 +63,8 @@ def move_latencies(page, slider_name, moves=MOVES):
         done = page.evaluate(
             "() => new Promise((resolve, reject) => { const t0 = performance.now();"
             " const poll = () => window.__lab.plots && window.__lab.text ? resolve(window.__lab)"
-            " : performance.now() - t0 > 30000 ? reject(new Error('no update in 30 s'))"
+            f" : performance.now() - t0 > {PAGE_TIMEOUT * 1000}"
+            " ? reject(new Error('no update'))"
             " : setTimeout(poll, 1); poll(); })"
         )
         plots.append(done["plots"] - start)
@@ -75,7 +87,65 @@ def report(label, latencies_ms, bare_ms):
     print(f"{label:<34}{median:>9.1f}{p95:>9.1f}{bare:>11.1f}{median / bare:>8.1f}")
 
 
-def main():
+SEQUENTIAL = 3
+VISITORS = (1, 6, 30)
+
+
+def get_seconds(url: str) -> float:
+    """Seconds until ``GET url`` has answered in full."""
+    start = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=PAGE_TIMEOUT) as response:
+        response.read()
+    return time.perf_counter() - start
+
+
+def visitors_at_once(url: str, n: int, page=None) -> tuple[list[float], float | None]:
+    """``n`` visitors' GETs sent at once: each one's seconds to its page; and, with an
+    open ``page``, its d_k key press to plots updated (ms) while they load."""
+    with ThreadPoolExecutor(n) as pool:
+        futures = [pool.submit(get_seconds, url) for _ in range(n)]
+        move = move_latencies(page, "d_k", moves=1)[0][0] if page is not None else None
+        return [f.result() for f in futures], move
+
+
+def class_run(label: str, args: tuple = ()):
+    """A class of visitors against one ``panel serve``, started with ``args``."""
+    print(f"\n{label}: seconds to GET /main answered")
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        panel_server(Path(tmp) / "serve.log", args=args) as url,
+    ):
+        one_by_one = [get_seconds(url) for _ in range(SEQUENTIAL)]  # the fixture's came first
+        print(f"  {SEQUENTIAL} one after another: " + ", ".join(f"{t:.2f}" for t in one_by_one))
+        with sync_playwright() as p:
+            browser = launch(p)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(url, timeout=PAGE_TIMEOUT * 1000)
+            wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0")
+            page.evaluate(HOOK_JS)
+            for n in VISITORS:
+                times, move = visitors_at_once(url, n, page)
+                print(
+                    f"  {n:>2} at once: p50 {statistics.median(times):6.2f}"
+                    f"  p95 {np.percentile(times, 95):6.2f}  last {max(times):6.2f};"
+                    f" a d_k move meanwhile {move:7.0f} ms"
+                )
+            browser.close()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--no-moves", action="store_true", help="skip the slider moves")
+    parser.add_argument("--no-class", action="store_true", help="skip the class of visitors")
+    args = parser.parse_args(argv)
+    if not args.no_moves:
+        slider_moves()
+    if not args.no_class:
+        class_run("One server process")
+        class_run("Two server processes (--num-procs 2)", ("--num-procs", "2"))
+
+
+def slider_moves():
     with tempfile.TemporaryDirectory() as tmp, panel_server(Path(tmp) / "serve.log") as url:
         with sync_playwright() as p:
             browser = launch(p)
