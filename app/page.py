@@ -23,6 +23,7 @@ import os
 import platform
 import random
 import sys
+import time
 from dataclasses import replace
 from functools import partial
 from urllib.parse import parse_qsl, urlencode
@@ -75,7 +76,7 @@ from app.simulation import (
     simulate,
     sweep,
 )
-from app.training import PAGE_TOKENS, training_sweep
+from app.training import PAGE_TOKENS, training_steps, training_sweep
 
 TITLE = "Attention Scaling Lab"
 PRERENDER_ENV = "ATTENTION_LAB_PRERENDER"  # set by build.py while it prerenders the page
@@ -95,6 +96,9 @@ LECTURE_STYLES = {"font-size": "20px", "--bokeh-font-size": "18px"}
 # Training starts once the controls have rested this long (s): a drag is not held up.
 TRAINING_GROUPS = [D_K_OPTIONS[i : i + 2] for i in range(0, len(D_K_OPTIONS), 2)]
 TRAINING_DELAY = 0.25
+# In the browser, training gives way to the page's own changes this often (s): a key
+# press while it trains waits at most this long (a group took about 1 s).
+TRAINING_SLICE = 0.02
 assert set(CAPTIONS) == set(VIEWS)
 
 # The embed layout's height at an iframe width of 480 to 960 px (one column of
@@ -503,13 +507,15 @@ class AttentionLab(pn.viewable.Viewer):
             await asyncio.sleep(0)  # the page's own changes go first
             if runs_for != self._runs_for:
                 return  # the scenario changed: its own training is under way
-            train = partial(training_sweep, settings, group, learning_rate=learning_rate)
-            if sys.platform == "emscripten":
-                self._runs |= train()  # no threads; the groups keep each pause short
+            if sys.platform == "emscripten":  # no threads: let a move in between the steps
+                steps = training_steps(settings, group, learning_rate=learning_rate)
+                runs = await _between_steps(steps, lambda: runs_for != self._runs_for)
             else:  # a server's event loop serves every session: keep it free meanwhile
-                self._runs |= await asyncio.get_running_loop().run_in_executor(None, train)
+                train = partial(training_sweep, settings, group, learning_rate=learning_rate)
+                runs = await asyncio.get_running_loop().run_in_executor(None, train)
             if runs_for != self._runs_for:
                 return
+            self._runs |= runs
             with hold():
                 self._show_training()
 
@@ -923,6 +929,23 @@ def _grid(min_width: int) -> dict:
         "grid-template-columns": f"repeat(auto-fill, minmax(min(100%, {min_width}px), 1fr))",
         "column-gap": "12px",
     }
+
+
+async def _between_steps(steps, cancelled):
+    """Run the generator ``steps`` (``training.training_steps``) to its end, giving way
+    to waiting events every TRAINING_SLICE seconds; its result, or None once
+    ``cancelled()``."""
+    given_way = time.perf_counter()
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+        if time.perf_counter() - given_way > TRAINING_SLICE:
+            await asyncio.sleep(0)
+            if cancelled():
+                return None
+            given_way = time.perf_counter()
 
 
 def _shared(maxsize: int):

@@ -132,13 +132,34 @@ def training_sweep(
     makes at that d_k, so ``training_sweep(s, d_ks)[d] == train(s with d_k=d)``.
     Arguments as for ``train``; returns ``{d_k: {rule: TrainingRun}}``.
     """
+    steps_left = training_steps(settings, d_ks, steps, learning_rate, d_model)
+    while True:
+        try:
+            next(steps_left)
+        except StopIteration as done:
+            return done.value
+
+
+def training_steps(
+    settings: Settings,
+    d_ks,
+    steps: int = DEFAULT_STEPS,
+    learning_rate: float = DEFAULT_LEARNING_RATE,
+    d_model: int = DEFAULT_D_MODEL,
+):
+    """``training_sweep`` one step at a time: a generator that yields after each step
+    of descent and returns ``training_sweep``'s result (as ``StopIteration.value``).
+
+    A caller that cannot use a thread (the page in the browser) lets other work
+    run between steps, and stops a sweep it no longer needs by dropping it.
+    """
     steps, learning_rate, d_model = _checked(steps, learning_rate, d_model)
     draws, rules, x = [], [], None
     for d_k in d_ks:
         x, w_q, w_k = initial_draw(replace(settings, d_k=int(d_k)), d_model)
         draws += [(w_q, w_k)] * len(SCALING_RULES)  # one tuple, shared by the rules
         rules += list(SCALING_RULES)
-    curves = _descend(settings, x, draws, rules, steps, learning_rate)
+    curves = yield from _descend(settings, x, draws, rules, steps, learning_rate)
     runs = [
         TrainingRun(**{name: values[i] for name, values in curves.items()}, x=x, w_q=w_q, w_k=w_k)
         for i, (w_q, w_k) in enumerate(draws)
@@ -193,7 +214,8 @@ def _descend(settings, x, draws, rules, steps, learning_rate):
 
     The runs without a layer norm carry only M = c A_Q A_K^T / T between X and X^T
     (d_model x d_model); those with it carry Q and K in coordinates (n x r). Each
-    group is one batch. Returns ``{name: (runs, steps + 1)}``.
+    group is one batch. A generator: yields after each step, then returns
+    ``{name: (runs, steps + 1)}``.
     """
     bases = {}  # the rules of one d_k share its draw (one tuple): one basis per draw
     for draw in draws:
@@ -255,6 +277,7 @@ def _descend(settings, x, draws, rules, steps, learning_rate):
             if step < steps:
                 group[2] = a_q - learning_rate * grad_a_q
                 group[3] = a_k - learning_rate * grad_a_k
+        yield
     curves = {
         "loss": loss,
         "accuracy": np.mean(row_top == diagonal, axis=-1),

@@ -7,7 +7,7 @@ import pytest
 import reference_training as reference
 
 from app.simulation import SCALING_RULES, Settings, attend
-from app.training import BOUNDS, initial_draw, train, training_sweep
+from app.training import BOUNDS, initial_draw, train, training_steps, training_sweep
 
 # Small enough for the unoptimised references; d_k below and above 2 d_model + 1,
 # where the fast form pads its basis and where it reduces it.
@@ -163,3 +163,22 @@ def test_every_bad_argument_is_refused_by_name(argument, value):
     low, high = BOUNDS[argument]
     with pytest.raises(ValueError, match=f"^{argument} must be .* from {low:g} to {high:g}"):
         train(Settings(d_k=8, variance=1.0, scaling="sqrt"), **{argument: value})
+
+
+def test_training_step_by_step_yields_once_per_step_and_ends_with_the_sweep():
+    """The page's browser build trains a step at a time (letting moves in between)."""
+    settings = Settings(d_k=1, variance=1.0, scaling="sqrt", n_keys=8, n_queries=8, seed=2)
+    steps = training_steps(settings, [4, 64], steps=5, learning_rate=1.0)
+    yielded = 0
+    while True:
+        try:
+            next(steps)
+            yielded += 1
+        except StopIteration as done:
+            result = done.value
+            break
+    assert yielded == 6  # steps 0 to 5: the last one records the final loss
+    expected = training_sweep(settings, [4, 64], steps=5, learning_rate=1.0)
+    for d_k in (4, 64):
+        for rule, run in expected[d_k].items():
+            np.testing.assert_array_equal(result[d_k][rule].loss, run.loss)
