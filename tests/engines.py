@@ -37,6 +37,12 @@ DEEP_JS = """((selector, root = document, found = []) => {
 })"""
 
 
+# The d_k slider's handle, by the accessible name the page gives it.
+D_K_HANDLE_JS = (
+    f"{DEEP_JS}('.noUi-handle').find((h) => h.getAttribute('aria-label') === 'd_k (key dimension)')"
+)
+
+
 class Engine:
     """What a cross-engine check may do with a page."""
 

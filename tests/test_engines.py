@@ -17,7 +17,7 @@ import json
 import numpy as np
 import pytest
 from browser import READ_SOURCES_JS, http_server
-from engines import DEEP_JS, ENGINES, open_engine
+from engines import D_K_HANDLE_JS, DEEP_JS, ENGINES, open_engine
 from test_site import DEFAULT, WEIGHT_RTOL, MissingFileHandler
 
 import build
@@ -85,12 +85,9 @@ def test_a_link_goes_live_and_the_keyboard_moves_d_k(engine, site_url, output_di
     expected = simulate(Settings(d_k=256, scaling="none", seed=0, **DEFAULT)).weights
     np.testing.assert_allclose(heatmap(engine), expected, rtol=WEIGHT_RTOL, atol=1e-300)
 
-    d_k = (
-        f"{DEEP_JS}('.noUi-handle')"
-        ".find((h) => h.getAttribute('aria-label') === 'd_k (key dimension)')"
-    )
-    engine.wait_for(f"{d_k} !== undefined", timeout=30)  # named by the page's ControlNames
-    engine.press(d_k, "ArrowRight")  # d_k 256 -> 512
+    # named by the page's ControlNames
+    engine.wait_for(f"{D_K_HANDLE_JS} !== undefined", timeout=30)
+    engine.press(D_K_HANDLE_JS, "ArrowRight")  # d_k 256 -> 512
     engine.wait_for(
         f"({READ_SOURCES_JS})(['spread:marker'])['spread:marker'].d_k[0] === 512", timeout=60
     )

@@ -50,7 +50,7 @@ from playwright.sync_api import sync_playwright
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from browser import OFFLINE_ARGS, READ_SOURCES_JS, http_server, launch, slider, slider_handle
-from engines import DEEP_JS, ENGINES, open_engine
+from engines import D_K_HANDLE_JS, ENGINES, open_engine
 
 import build
 
@@ -277,9 +277,6 @@ def load_floor(browser, url) -> dict:
 ENGINE_RUNS = 3
 LINK = "?d_k=256&scaling=none&seed=3"
 STATUS_JS = "document.getElementById('lab-status')"
-D_K_HANDLE_JS = (
-    f"{DEEP_JS}('.noUi-handle').find((h) => h.getAttribute('aria-label') === 'd_k (key dimension)')"
-)
 MOVED_JS = (
     "location.search.includes('d_k=128')"
     f" && ({READ_SOURCES_JS})(['spread:marker'])['spread:marker']?.d_k[0] === 128"
