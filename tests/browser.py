@@ -142,7 +142,11 @@ def panel_server(log_path: Path, env: dict | None = None, args: tuple = ()):
             yield url
         finally:
             process.terminate()
-            process.wait(timeout=20)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:  # still building sessions: it cannot answer
+                process.kill()
+                process.wait(timeout=20)
 
 
 class Console:
