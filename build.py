@@ -799,6 +799,7 @@ def is_stale(site: Path) -> bool:
         *BUILD_TEMPLATES,
         THEORY,
         *(REPO / "app").glob("*.py"),
+        *(REPO / "app" / "assets").iterdir(),
     ]
     return max(p.stat().st_mtime for p in sources) > index.stat().st_mtime
 

@@ -35,6 +35,7 @@ from bokeh.models import CustomJS, CustomJSTickFormatter, Div
 from panel.custom import JSComponent
 from panel.io import hold
 
+from app.asset import asset
 from app.captions import (
     CAPTIONS,
     EXPLAINER,
@@ -106,169 +107,22 @@ assert set(CAPTIONS) == set(VIEWS)
 # the built site; the browser test checks the frame neither scrolls nor gapes.
 EMBED_HEIGHT = {"base": 650, "per_view": 420}
 
-# Controls beside the views at desktop widths; above them, sticky and compact,
-# on narrower screens; in the embed layout, simply above them.
-BODY_CSS = """
-:host { display: grid !important; grid-template-columns: minmax(0, 1fr); gap: 8px 16px;
-  align-items: start; }
-:host > .lab-controls { position: sticky; top: 0; z-index: 10; background: #fff;
-  box-shadow: 0 2px 6px rgba(0, 0, 0, 0.12); max-height: 34vh; overflow-y: auto; }
-@media (min-width: 1000px) {
-  :host { grid-template-columns: 320px minmax(0, 1fr); }
-  :host > .lab-controls { max-height: 100vh; box-shadow: none;
-    border-right: 1px solid #e3e3e3; }
-}
-:host(.lab-embed) > .lab-controls { position: static; max-height: none; box-shadow: none;
-  border-right: 0; display: grid !important; grid-template-columns: minmax(0, 1fr); }
-@media (min-width: 480px) {
-  :host(.lab-embed) > .lab-controls { grid-template-columns: repeat(2, minmax(0, 1fr)); }
-}
-:host(.lab-embed) { grid-template-columns: minmax(0, 1fr) !important; }
-"""
-# Formulas are the browser's native MathML (KaTeX's MathML output; its HTML output
-# stays hidden and its fonts are never loaded). Bokeh's shadow roots set
-# `font-family: inherit` on every element, which in Firefox stops MathML from
-# drawing scripts smaller; the browser's own math font styles restore it. At
-# 1.3 em, scripts (0.71 of their base) stay above Firefox's 8 pt floor for
-# them, so they are the same size in every engine.
-# A formula is set as clauses (``formula_html``), each kept on one line where it fits
-# and broken before a relation where it does not; narrow screens set it a little
-# smaller (their 16 px type, PHONE_CSS, keeps Firefox's scripts above its floor).
-MATH_CSS = """
-math { font-size: 1.3em; } math, math * { font-family: revert; }
-.formula-clause { display: inline-block; max-width: 100%; margin-right: 0.8em; }
-@media (max-width: 480px) { math { font-size: 1em; } }
-"""
-# On a phone's width, type of at least 14 px (Panel's and Bokeh's 12 px base is
-# set to 16 px; the small notes are 0.9 of it).
-PHONE_CSS = "@media (max-width: 600px) { :host { font-size: 16px; --bokeh-font-size: 16px; } }"
-# On a touch screen a slider's handle is a 44 px target (a 28 px disc inside a clear
-# ring, WCAG 2.5.5) and its track takes a tap up to 17 px above or below it.
-TOUCH_CSS = """
-@media (pointer: coarse) {
-  .noUi-target { margin: 17px 0; }
-  .noUi-base::before { content: ""; position: absolute; inset: -17px 0; }
-  .noUi-horizontal .noUi-handle { width: 44px; height: 44px; top: -18px; right: -22px;
-    border: 8px solid transparent; border-radius: 50%; background-clip: padding-box;
-    box-shadow: inset 0 0 0 1px #767676; }
-  .noUi-handle::before, .noUi-handle::after { display: none; }
-}
-"""
-FOCUS_CSS = """
-:focus-visible, .bk-btn:focus-visible, button:focus-visible, .card-header:focus-visible {
-  outline: 3px solid #1f1f1f !important; outline-offset: 2px; }
-"""
-# Slider handles get an accessible name (the slider's title) and their value as
-# text (2 ** exponent for d_k and n), and a spinner's arrow buttons a name:
-# Bokeh leaves all three out.
-CONTROL_NAMES_JS = """
-function valueText(model, value) {
-  const format = model.format;
-  if (format && typeof format === 'object' && typeof format.compute === 'function') {
-    return String(format.compute(value));
-  }
-  return String(parseFloat(Number(value).toPrecision(6)));
-}
-function nameSlider(model, view) {
-  const update = () => {
-    for (const handle of view.slider_el.querySelectorAll('.noUi-handle')) {
-      handle.setAttribute('aria-label', (model.title || '').trim());
-      handle.setAttribute('aria-valuetext', valueText(model, model.value));
-    }
-  };
-  view._noUiSlider.on('update.labnames', update);
-  model.connect(model.change, update);
-  update();
-}
-function nameSpinner(model, view) {
-  view.btn_up_el.setAttribute('aria-label', `increase ${model.title}`);
-  view.btn_down_el.setAttribute('aria-label', `decrease ${model.title}`);
-}
-const NAMERS = {Slider: nameSlider, Spinner: nameSpinner};
-function install(doc) {
-  let missing = 0;
-  for (const model of doc.all_models) {
-    const namer = NAMERS[model.constructor.__name__];
-    if (namer === undefined) continue;
-    const view = window.Bokeh.index.find_one(model);
-    if (view == null || (view._noUiSlider ?? view.btn_up_el) == null) {
-      missing += 1;
-    } else if (!view.__named) {
-      view.__named = true;
-      namer(model, view);
-    }
-  }
-  return missing;
-}
-export function render({ model }) {
-  const attempt = () => { if (install(model.document) > 0) requestAnimationFrame(attempt); };
-  requestAnimationFrame(attempt);
-}
-"""
-
-
-# Brings an answer's view into sight: the hidden scroll marker's text is "<view> <count>".
-SCROLL_JS = """
-const key = cb_obj.text.split(' ')[0];
-const model = key && cb_obj.document.get_model_by_name(key === 'stability' ? 'lab-stability'
-  : `view:${key}`);
-const view = model && window.Bokeh.index.find_one(model);
-if (view) view.el.scrollIntoView({block: 'start'});
-"""
-
-
-# All figures on screen in one PNG: each as its own save tool draws it (hidpi), two
-# to a row, under a line naming the scenario.
-SAVE_FIGURES_JS = """
-const views = figures.map((f) => window.Bokeh.index.find_one(f))
-  .filter((v) => v != null && v.el.offsetParent !== null);
-const canvases = views.map((v) => v.export('png', true).canvas);
-if (canvases.length === 0) return;
-const ratio = window.devicePixelRatio || 1;
-const gap = Math.round(16 * ratio), header = Math.round(36 * ratio);
-const columns = Math.min(2, canvases.length);
-const width = Math.max(...canvases.map((c) => c.width));
-const height = Math.max(...canvases.map((c) => c.height));
-const rows = Math.ceil(canvases.length / columns);
-const out = document.createElement('canvas');
-out.width = columns * width + (columns + 1) * gap;
-out.height = header + rows * (height + gap) + gap;
-const context = out.getContext('2d');
-context.fillStyle = '#ffffff';
-context.fillRect(0, 0, out.width, out.height);
-context.fillStyle = '#1f1f1f';
-context.font = `${Math.round(15 * ratio)}px sans-serif`;
-context.fillText(`${title}  ${decodeURIComponent(location.search)}`, gap, Math.round(24 * ratio));
-canvases.forEach((canvas, i) => context.drawImage(canvas,
-  gap + (i % columns) * (width + gap), header + Math.floor(i / columns) * (height + gap)));
-out.toBlob((blob) => {
-  const link = document.createElement('a');
-  link.href = URL.createObjectURL(blob);
-  link.download = 'attention-scaling-lab.png';
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(link.href), 60000);
-}, 'image/png');
-"""
+# The CSS and JavaScript the page sends to the browser (each file says what it does).
+BODY_CSS = asset("layout.css")
+MATH_CSS = asset("formulas.css")
+PHONE_CSS = asset("phone.css")
+TOUCH_CSS = asset("touch.css")
+FOCUS_CSS = asset("focus.css")
+CONTROL_NAMES_JS = asset("control_names.js")
+SCROLL_JS = asset("scroll.js")
+SAVE_FIGURES_JS = asset("save_figures.js")
+EMBED_JS = asset("embed.js")
 
 
 class ControlNames(JSComponent):
     """Invisible: names every slider handle and spinner button, with slider values as text."""
 
     _esm = CONTROL_NAMES_JS
-
-
-EMBED_JS = """
-const url = new URL(window.location.href.split('#')[0]);
-// views: the Bokeh CheckboxGroup, whose labels follow all_views
-const picked = views.active.length ? views.active.map((i) => all_views[i]) : all_views;
-url.searchParams.set('views', picked.join(','));
-const height = sizes.base + sizes.per_view * picked.length;
-code.value = `<iframe src="${url.href}" title="${title}" width="100%" height="${height}" `
-  + 'style="border:0; max-width:100%" loading="lazy"></iframe>';
-try { navigator.clipboard.writeText(code.value).catch(() => {}); } catch (error) {}
-"""
 
 
 class Scenario(param.Parameterized):

@@ -28,6 +28,7 @@ from bokeh.plotting import figure
 from bokeh.transform import dodge
 
 from app import softmax, theory
+from app.asset import asset
 from app.simulation import SCALING_RULES, Settings, Snapshot
 from app.training import DEFAULT_STEPS
 
@@ -110,19 +111,8 @@ TRAINING_FIGURES = {
     "training_sweep": "Training: final loss against d_k",
 }
 
-# Tick labels with at most three significant digits: 0.0012, not 1.200e-3.
-READABLE_TICKS_JS = """
-const a = Math.abs(tick);
-if (a === 0) return '0';
-if (a >= 1e-3 && a < 1e5) return String(parseFloat(tick.toPrecision(3)));
-const [mantissa, exponent] = tick.toExponential(1).split('e');
-return `${parseFloat(mantissa)}e${Number(exponent)}`;
-"""
-# The heatmap's colour bar: the uniform weight 1/n is labelled as such.
-HEATMAP_TICKS_JS = """
-if (Math.abs(tick * n - 1) < 1e-9) return '1/n';
-return String(parseFloat(tick.toPrecision(2)));
-"""
+READABLE_TICKS_JS = asset("readable_ticks.js")  # 0.0012, not 1.200e-3
+HEATMAP_TICKS_JS = asset("heatmap_ticks.js")  # the uniform weight 1/n labelled so
 
 
 class Plots:

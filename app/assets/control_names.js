@@ -1,0 +1,45 @@
+// Slider handles get an accessible name (the slider's title) and their value as
+// text (2 ** exponent for d_k and n), and a spinner's arrow buttons a name:
+// Bokeh leaves all three out.
+function valueText(model, value) {
+  const format = model.format;
+  if (format && typeof format === 'object' && typeof format.compute === 'function') {
+    return String(format.compute(value));
+  }
+  return String(parseFloat(Number(value).toPrecision(6)));
+}
+function nameSlider(model, view) {
+  const update = () => {
+    for (const handle of view.slider_el.querySelectorAll('.noUi-handle')) {
+      handle.setAttribute('aria-label', (model.title || '').trim());
+      handle.setAttribute('aria-valuetext', valueText(model, model.value));
+    }
+  };
+  view._noUiSlider.on('update.labnames', update);
+  model.connect(model.change, update);
+  update();
+}
+function nameSpinner(model, view) {
+  view.btn_up_el.setAttribute('aria-label', `increase ${model.title}`);
+  view.btn_down_el.setAttribute('aria-label', `decrease ${model.title}`);
+}
+const NAMERS = {Slider: nameSlider, Spinner: nameSpinner};
+function install(doc) {
+  let missing = 0;
+  for (const model of doc.all_models) {
+    const namer = NAMERS[model.constructor.__name__];
+    if (namer === undefined) continue;
+    const view = window.Bokeh.index.find_one(model);
+    if (view == null || (view._noUiSlider ?? view.btn_up_el) == null) {
+      missing += 1;
+    } else if (!view.__named) {
+      view.__named = true;
+      namer(model, view);
+    }
+  }
+  return missing;
+}
+export function render({ model }) {
+  const attempt = () => { if (install(model.document) > 0) requestAnimationFrame(attempt); };
+  requestAnimationFrame(attempt);
+}

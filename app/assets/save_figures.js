@@ -1,0 +1,32 @@
+// All figures on screen in one PNG: each as its own save tool draws it (hidpi),
+// two to a row, under a line naming the scenario. (A CustomJS callback: figures, title.)
+const views = figures.map((f) => window.Bokeh.index.find_one(f))
+  .filter((v) => v != null && v.el.offsetParent !== null);
+const canvases = views.map((v) => v.export('png', true).canvas);
+if (canvases.length === 0) return;
+const ratio = window.devicePixelRatio || 1;
+const gap = Math.round(16 * ratio), header = Math.round(36 * ratio);
+const columns = Math.min(2, canvases.length);
+const width = Math.max(...canvases.map((c) => c.width));
+const height = Math.max(...canvases.map((c) => c.height));
+const rows = Math.ceil(canvases.length / columns);
+const out = document.createElement('canvas');
+out.width = columns * width + (columns + 1) * gap;
+out.height = header + rows * (height + gap) + gap;
+const context = out.getContext('2d');
+context.fillStyle = '#ffffff';
+context.fillRect(0, 0, out.width, out.height);
+context.fillStyle = '#1f1f1f';
+context.font = `${Math.round(15 * ratio)}px sans-serif`;
+context.fillText(`${title}  ${decodeURIComponent(location.search)}`, gap, Math.round(24 * ratio));
+canvases.forEach((canvas, i) => context.drawImage(canvas,
+  gap + (i % columns) * (width + gap), header + Math.floor(i / columns) * (height + gap)));
+out.toBlob((blob) => {
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(blob);
+  link.download = 'attention-scaling-lab.png';
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 60000);
+}, 'image/png');
