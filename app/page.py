@@ -370,8 +370,9 @@ class AttentionLab(pn.viewable.Viewer):
             if runs_for != self._runs_for:
                 return
             self._runs |= runs
-            with hold():
-                self._show_training()
+            if self.scenario.d_k in group or len(self._runs) == len(D_K_OPTIONS):
+                with hold():  # the current d_k's runs, or the sweep (else nothing new shows)
+                    self._show_training()
 
     def _show_training(self):
         """The runs at the current d_k (once computed) and the sweep (once complete)."""

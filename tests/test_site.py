@@ -276,9 +276,12 @@ def test_a_key_press_while_training_runs_takes_effect_at_once(offline, site_url)
     """A link's training starts at ready (its seed is not the snapshot's) and takes
     seconds; a key press meanwhile must not wait for it (it waited 4-6 s behind it).
 
-    Compared with presses once training is done, in the same page: the benchmark
-    (tests/benchmarks/site.py) reports the times themselves, and this machine's noise
-    is why the margin is 0.25 s rather than the aim's 50 ms."""
+    Compared with presses once training is done, in the same page (the benchmark,
+    tests/benchmarks/site.py, reports the times themselves). While it trains, the page
+    repaints the training views when the current d_k's runs and the whole sweep are
+    done; a press can wait for one such repaint, which costs less than a whole move's
+    (3 of 13 figures): hence at most twice the time, plus 0.1 s for this machine's
+    noise. Before the training gave way between steps, these presses took 3 to 6 s."""
     page = offline.new_page()
     page.goto(site_url + "?d_k=256&scaling=none&seed=3")
     wait_until_ready(page)
@@ -287,7 +290,7 @@ def test_a_key_press_while_training_runs_takes_effect_at_once(offline, site_url)
     assert page.evaluate(TRAINING_JS)  # every press landed while it trained
     page.wait_for_function(f"() => !({TRAINING_JS})()", timeout=120_000)
     after = timed_presses(page, ["ArrowRight", "ArrowLeft", "ArrowRight"])
-    assert statistics.median(during) <= statistics.median(after) + 0.25, (during, after)
+    assert statistics.median(during) <= 2 * statistics.median(after) + 0.1, (during, after)
 
 
 def test_the_power_rule_follows_its_alpha_slider_as_the_simulation_and_theory_say(
