@@ -209,6 +209,46 @@ KEY_NOTE = (
     "models (hover for which)."
 )
 
+# Each section's title and its introduction: the plain question it answers, then what
+# its views show. Nothing here depends on the numbers on screen.
+SECTION_INTROS = {
+    "spread": (
+        "Spread",
+        "**How far apart are the scores?** A score q·k adds up d_k products, so unscaled "
+        "its spread grows as √d_k. The histogram shows the scores of the current draw; "
+        "the curve, their spread at every d_k under each rule.",
+    ),
+    "saturation": (
+        "Saturation",
+        "**What does the spread do to the softmax?** The further apart a row's logits, "
+        "the more of its weight goes to the largest: the largest weight climbs towards 1, "
+        "the entropy falls and rows saturate. The heatmap shows every row of the draw.",
+    ),
+    "query": (
+        "One query up close",
+        "**What does one row look like?** Its logits, largest first, beside the unscaled "
+        "scores (grey), and the weights the softmax turns them into.",
+    ),
+    "gradients": (
+        "Gradients",
+        "**Can a saturated softmax still learn?** The gradient that reaches the query "
+        "passes through the softmax's Jacobian diag(p) − p pᵀ: these curves show how "
+        "large both are at every d_k under each rule.",
+    ),
+    "learning": (
+        "Learning",
+        "**Does it matter in training?** A small attention layer learns to make each "
+        "token attend to itself, from the same draw at every d_k and under every rule, "
+        "with the learning rate on the slider.",
+    ),
+    "stability": (
+        "Numerical stability",
+        "**Can the numbers be computed at all?** exp overflows beyond a limit that depends "
+        "on the number format. The table sets the largest logit on screen beside each "
+        "format's limit.",
+    ),
+}
+
 
 def _fmt(x: float) -> str:
     return f"{x:.3g}"

@@ -40,6 +40,7 @@ from app.captions import (
     CAPTIONS,
     EXPLAINER,
     KEY_NOTE,
+    SECTION_INTROS,
     formula_clauses,
     key_css,
     row_summaries,
@@ -58,14 +59,17 @@ from app.scenario import (
     D_K_OPTIONS,
     DEFAULTS,
     FIELDS,
+    FIRST_SECTION,
     LEARNING_RATE_OPTIONS,
     N_KEYS_OPTIONS,
+    SECTIONS,
     SEED_RANGE,
     SETTINGS_FIELDS,
     TEMPERATURE_RANGE,
     VARIANCE_RANGE,
     VIEWS,
     read_query,
+    section_of,
     write_query,
 )
 from app.simulation import (
@@ -112,6 +116,7 @@ BODY_CSS = asset("layout.css")
 MATH_CSS = asset("formulas.css")
 PHONE_CSS = asset("phone.css")
 TOUCH_CSS = asset("touch.css")
+SECTIONS_CSS = asset("sections.css")
 FOCUS_CSS = asset("focus.css")
 CONTROL_NAMES_JS = asset("control_names.js")
 SCROLL_JS = asset("scroll.js")
@@ -139,6 +144,9 @@ class Scenario(param.Parameterized):
     seed = param.Integer(DEFAULTS["seed"], bounds=SEED_RANGE)
     learning_rate = param.Selector(
         default=DEFAULTS["learning_rate"], objects=LEARNING_RATE_OPTIONS, doc="Of the training run."
+    )
+    section = param.Selector(
+        default=FIRST_SECTION, objects=list(SECTIONS), doc="The section on screen."
     )
     views = param.List(
         default=None, allow_None=True, doc="The views of the embed layout; None: the full page."
@@ -174,8 +182,8 @@ class AttentionLab(pn.viewable.Viewer):
         self._build_widgets()
         self._build_layout()
         self.scenario.param.watch(self._on_change, list(FIELDS))
-        self.scenario.param.watch(self._show_views, ["views", "lecture"])
-        self.scenario.param.watch(lambda _: self._write_url(), "lecture")
+        self.scenario.param.watch(self._show_views, ["views", "lecture", "section"])
+        self.scenario.param.watch(lambda _: self._write_url(), ["lecture", "section"])
         self.scenario.param.watch(self._open_question, ["question", "step"])
         self._update(curves=True)
         if sys.platform == "emscripten" and not os.environ.get(SNAPSHOT_ENV):
@@ -184,6 +192,7 @@ class AttentionLab(pn.viewable.Viewer):
             self._show_training()
         else:
             self._train_now()
+        self._show_views()
         location = pn.state.location
         if os.environ.get(PRERENDER_ENV):
             return  # the prerendered page stays "loading": its controls cannot act
@@ -250,6 +259,22 @@ class AttentionLab(pn.viewable.Viewer):
                 lambda e, w=widget, from_value=from_value: setattr(w, "value", from_value(e.new)),
                 name,
             )
+        self.section_pick = pn.widgets.RadioButtonGroup(
+            name="Section",
+            options={
+                f"{i}. {title}": name
+                for i, (name, (title, _)) in enumerate(SECTION_INTROS.items(), 1)
+            },
+            value=s.section,
+            button_type="primary",
+            button_style="outline",
+            sizing_mode="stretch_width",
+            stylesheets=[FOCUS_CSS, SECTIONS_CSS],
+        )
+        self.section_pick.param.watch(lambda e: setattr(s, "section", e.new), "value")
+        s.param.watch(lambda e: setattr(self.section_pick, "value", e.new), "section")
+        self.next_section = pn.widgets.Button(name="Next section →", width=260)
+        self.next_section.on_click(lambda _: self._turn_section(1))
         self.new_draw = pn.widgets.Button(name="New draw", button_type="primary", width=110)
         self.new_draw.on_click(lambda _: setattr(s, "seed", random.randrange(SEED_RANGE[1] + 1)))
         self.shown_rules = pn.widgets.CheckButtonGroup(
@@ -406,14 +431,17 @@ class AttentionLab(pn.viewable.Viewer):
         self._write_url()
 
     def _scroll_to_step(self):
-        """Bring the open step's view into sight (SCROLL_JS, in the browser)."""
+        """Open the section of the open step's view and bring the view into sight
+        (SCROLL_JS, in the browser); in lecture mode, show that view."""
         s = self.scenario
         if s.question is not None:
             view = question(s.question).steps[s.step].view
-            shown = [key for key in VIEWS if key in (s.views or VIEWS)]
-            if s.lecture and view in shown:
-                self._lecture_view = shown.index(view)
-                self._show_views()
+            views = self._lecture_views()
+            if s.lecture and view in views:
+                self._lecture_view = views.index(view)
+            if s.views is None:
+                s.section = section_of(view)
+            self._show_views()
             self._scrolls += 1
             self.scroll.text = f"{view} {self._scrolls}"
 
@@ -456,7 +484,7 @@ class AttentionLab(pn.viewable.Viewer):
 
     def _show_summary(self):
         titles = {key: fig.title.text for key, fig in self.plots.figures.items()}
-        self.summary.object = summary_html(titles, self._lines, self.scenario.views or VIEWS)
+        self.summary.object = summary_html(titles, self._lines, self._shown_views())
 
     # --- URL -----------------------------------------------------------------------------
 
@@ -528,6 +556,8 @@ class AttentionLab(pn.viewable.Viewer):
         # Disabled until the link's scenario is applied (see _go_live).
         self._until_live = [
             *self.widgets.values(),
+            self.section_pick,
+            self.next_section,
             self.new_draw,
             self.shown_rules,
             self.embed_views,
@@ -556,12 +586,9 @@ class AttentionLab(pn.viewable.Viewer):
         )
         save_figures = pn.widgets.Button(name="Figures (PNG)", width=150)
         lecture = pn.widgets.Button(name="Lecture mode (projector)", width=200)
-        lecture.on_click(lambda _: setattr(self.scenario, "lecture", True))
+        lecture.on_click(lambda _: self._start_lecture())
         # Drawn in the browser from the figures on screen, each as its save tool draws it.
-        save_figures.js_on_click(
-            args={"figures": [self.plots.figures[key] for key in VIEWS], "title": TITLE},
-            code=SAVE_FIGURES_JS,
-        )
+        save_figures.js_on_click(args={"names": list(VIEWS), "title": TITLE}, code=SAVE_FIGURES_JS)
         # Built in the browser from the page's own URL, which holds the scenario.
         copy.js_on_click(
             args={
@@ -618,7 +645,13 @@ class AttentionLab(pn.viewable.Viewer):
             name="lab-controls",
         )
         self.cards = {key: self._card(key) for key in VIEWS}
-        self.grid = pn.Column(*self.cards.values(), sizing_mode="stretch_width", styles=_grid(420))
+        # Only the views on screen are in the grid (_show_views): a figure out of it is
+        # out of the browser's document, so a move neither sends nor draws its data; it
+        # comes back with the data of the scenario on screen then.
+        self.grid = pn.Column(sizing_mode="stretch_width", styles=_grid(420))
+        self.section_intro = pn.pane.Markdown(
+            "", sizing_mode="stretch_width", margin=(0, 10), name="section-intro"
+        )
         self.previous_view = pn.widgets.Button(name="← Previous view", width=150)
         self.previous_view.on_click(lambda _: self._turn_lecture(-1))
         self.next_view = pn.widgets.Button(name="Next view →", width=150)
@@ -638,13 +671,18 @@ class AttentionLab(pn.viewable.Viewer):
         self.full_lab_link = pn.pane.HTML(
             "", visible=False, margin=(0, 10), styles=SMALL, name="full-lab"
         )
+        self.key_note = pn.pane.Markdown(KEY_NOTE, sizing_mode="stretch_width", styles=SMALL)
+        self.summary_title = pn.pane.Markdown("### The plots in numbers", margin=(0, 10))
         views = pn.Column(
-            pn.pane.Markdown(KEY_NOTE, sizing_mode="stretch_width", styles=SMALL),
+            self.section_pick,
+            self.section_intro,
             self.lecture_nav,
             self.grid,
             self.full_lab_link,
             self.stability,
-            pn.pane.Markdown("### The plots in numbers", margin=(0, 10)),
+            pn.Row(self.next_section, margin=0),
+            self.key_note,
+            self.summary_title,
             self.summary,
             sizing_mode="stretch_width",
         )
@@ -699,17 +737,56 @@ class AttentionLab(pn.viewable.Viewer):
             name=f"view:{key}",
         )
 
+    def _lecture_views(self) -> list[str]:
+        """The views lecture mode steps through: the embed layout's, or every view."""
+        return list(self.scenario.views or VIEWS)
+
+    def _shown_views(self) -> list[str]:
+        """The views on screen: the section's (the full page), the embed layout's (no
+        explainer, no sharing), or in lecture mode one of those at a time."""
+        s = self.scenario
+        if s.lecture:
+            section = SECTIONS[s.section]
+            if s.views is None and not section:
+                return []  # the stability section: its table only
+            return [self._lecture_views()[self._lecture_view]]
+        return list(s.views or SECTIONS[s.section])
+
+    def _start_lecture(self):
+        """Lecture mode from the first view of the section on screen."""
+        views, section = self._lecture_views(), SECTIONS[self.scenario.section]
+        self._lecture_view = views.index(section[0]) if section and section[0] in views else 0
+        self.scenario.lecture = True
+
+    def _turn_section(self, by: int):
+        """Open the next (``by`` = 1) or previous (-1) section."""
+        names = list(SECTIONS)
+        self.scenario.section = names[(names.index(self.scenario.section) + by) % len(names)]
+
     def _show_views(self, *_):
-        """Show the chosen views: all (the full page), the embed layout's (no explainer,
-        no sharing), or in lecture mode one at a time, in large type."""
+        """Lay out what ``_shown_views`` says, and the section's words around it."""
         s = self.scenario
         embed = s.views is not None
-        views = [key for key in VIEWS if key in (s.views or VIEWS)]
+        views = self._lecture_views()
         self._lecture_view = min(self._lecture_view, len(views) - 1)
-        shown = {views[self._lecture_view]} if s.lecture else set(views)
-        for key, card in self.cards.items():
-            card.visible = key in shown
-        self.header.visible = self.share.visible = self.stability.visible = not embed
+        if s.lecture and not embed:  # the section follows the view (and a view its section)
+            section = SECTIONS[s.section]
+            if section and views[self._lecture_view] not in section:
+                self._lecture_view = views.index(section[0])
+        shown = self._shown_views()
+        self.grid.objects = [self.cards[key] for key in shown]
+        title, intro = SECTION_INTROS[s.section]
+        self.section_intro.object = f"### {title}\n{intro}"
+        self.section_intro.visible = not embed
+        self.section_pick.visible = not (embed or s.lecture)
+        names = list(SECTIONS)
+        following = names[names.index(s.section) + 1 :][:1]
+        self.next_section.visible = bool(following) and not (embed or s.lecture)
+        if following:
+            self.next_section.name = f"Next: {SECTION_INTROS[following[0]][0]} →"
+        self.key_note.visible = self.summary_title.visible = bool(shown)
+        self.stability.visible = not embed and s.section == "stability"
+        self.header.visible = self.share.visible = not embed
         self.question_pick.visible = not embed  # an embed shows its link's question only
         self.body.css_classes = ["lab-body"] + ["lab-embed"] * embed + ["lab-lecture"] * s.lecture
         # One column of views when embedded or in lecture mode: the frame's height then
@@ -736,9 +813,15 @@ class AttentionLab(pn.viewable.Viewer):
         self._show_summary()
 
     def _turn_lecture(self, by: int):
-        """Show the next (``by`` = 1) or previous (-1) view in lecture mode."""
+        """Show the next (``by`` = 1) or previous (-1) view in lecture mode, and open its
+        section."""
         self._lecture_view += by
-        self._show_views()
+        s = self.scenario
+        view = self._lecture_views()[self._lecture_view]
+        if s.views is None and section_of(view) != s.section:
+            s.section = section_of(view)  # which shows the view
+        else:
+            self._show_views()
 
     def __panel__(self):
         return self.layout

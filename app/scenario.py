@@ -49,6 +49,29 @@ VIEWS = (
     "training_sweep",
 )
 
+# The page's sections, in the order of the argument, and the views each shows (the
+# stability section shows a table). One is on screen at a time: ``?section=saturation``.
+SECTIONS = {
+    "spread": ("histogram", "spread"),
+    "saturation": ("max_weight", "entropy", "saturated", "heatmap"),
+    "query": ("row_logits", "row_weights"),
+    "gradients": ("jacobian", "query_grad"),
+    "learning": ("training_loss", "training_accuracy", "training_sweep"),
+    "stability": (),
+}
+FIRST_SECTION = next(iter(SECTIONS))
+assert [view for views in SECTIONS.values() for view in views] == list(VIEWS)
+
+
+def section_of(view: str) -> str:
+    """The section that shows ``view`` (a view, or a section's own name).
+
+    >>> section_of("heatmap"), section_of("stability")
+    ('saturation', 'stability')
+    """
+    return next(name for name, views in SECTIONS.items() if view in (name, *views))
+
+
 DEFAULTS = {
     "d_k": 64,
     "variance": 1.0,
@@ -102,15 +125,17 @@ def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:
 def write_query(values: dict) -> dict[str, str]:
     """Query parameters that ``read_query`` maps back to ``values``.
 
-    ``views`` (the embed layout), ``lecture`` (1: lecture mode) and ``question`` and
-    ``step`` (an open question, its step counted from 1) are written when set; alpha as a
-    fraction, 1/3.
+    ``section`` (when not the first, in the full page), ``views`` (the embed layout), ``lecture`` (1:
+    lecture mode) and ``question`` and ``step`` (an open question, its step counted from
+    1) are written when set; alpha as a fraction, 1/3.
     """
     query = {
         name: f"{values[name]:g}" if isinstance(values[name], float) else str(values[name])
         for name in FIELDS
     }
     query["alpha"] = ALPHA_LABELS[ALPHA_OPTIONS.index(values["alpha"])]
+    if values.get("section", FIRST_SECTION) != FIRST_SECTION and not values.get("views"):
+        query["section"] = values["section"]
     if values.get("views"):
         query["views"] = ",".join(values["views"])
     if values.get("lecture"):
@@ -199,6 +224,12 @@ def _step(name, text):
     return int(value) - 1, None
 
 
+def _section(name, text):
+    if text not in SECTIONS:
+        raise ValueError(f"the sections are {', '.join(SECTIONS)}")
+    return text, None
+
+
 def _views(name, text):
     asked = [v.strip() for v in text.split(",") if v.strip()]
     unknown = [v for v in asked if v not in VIEWS]
@@ -231,6 +262,7 @@ _READERS = {
     "temperature": _bounded(*TEMPERATURE_RANGE, float),
     "seed": _bounded(*SEED_RANGE, int),
     "learning_rate": _on_log_slider(LEARNING_RATE_OPTIONS, "steps of 1, 2, 5", float),
+    "section": _section,
     "views": _views,
     "lecture": _flag,
     "question": _question,

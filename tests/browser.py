@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from app.captions import SECTION_INTROS
+
 CHROMIUM = "/usr/lib/chromium/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -197,3 +199,34 @@ def wait_for_source(page, name, predicate_js="(d) => true", timeout=30_000):
         timeout=timeout,
     )
     return read_sources(page, [name])[name]
+
+
+# A source each section's views fill (the stability section has none).
+SECTION_SOURCES = {
+    "spread": "histogram:raw",
+    "saturation": "heatmap:weights",
+    "query": "row_logits:scaled",
+    "gradients": "jacobian:sqrt",
+    "learning": "training_loss:sqrt",
+    "stability": None,
+}
+
+
+def section_button(page, name):
+    """The section picker's button for section ``name``: "2. Saturation"."""
+    number = list(SECTION_INTROS).index(name) + 1
+    label = f"{number}. {SECTION_INTROS[name][0]}"
+    return page.get_by_role("button", name=label, exact=True)
+
+
+def open_section(page, name, key=None):
+    """Open section ``name`` with a click (or, given ``key``, by pressing it on the
+    section's button), and wait for its heading and its views' data."""
+    button = section_button(page, name)
+    if key is None:
+        button.click()
+    else:
+        button.press(key)
+    page.get_by_role("heading", name=SECTION_INTROS[name][0], exact=True).wait_for()
+    if SECTION_SOURCES[name]:
+        wait_for_source(page, SECTION_SOURCES[name], "(d) => Object.values(d)[0].length > 0")

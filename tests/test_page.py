@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 from browser import (
     PAGE_TIMEOUT,
+    SECTION_SOURCES,
     Console,
     launch,
+    open_section,
     panel_server,
     read_heatmap,
     read_sources,
@@ -20,6 +22,7 @@ from playwright.sync_api import sync_playwright
 from app import theory
 from app.page import SESSION_DELAY_ENV
 from app.plots import CURVE_FIGURES
+from app.scenario import SECTIONS, section_of
 from app.simulation import SCALING_RULES, Settings, row_metrics, simulate
 
 DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "seed": 0, "n_queries": 64}
@@ -32,6 +35,13 @@ SNAPSHOT_SOURCES = [
     "heatmap:weights",
     *(f"{key}:marker" for key in [*CURVE_FIGURES, "saturated"]),
 ]
+
+
+def section_sources(section):
+    """The curve and snapshot sources of ``section``'s views."""
+    return [
+        name for name in CURVE_SOURCES + SNAPSHOT_SOURCES if name.split(":")[0] in SECTIONS[section]
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -53,11 +63,12 @@ def open_page(browser, server):
     """Open the app (with an optional query) at a viewport width; check the console after."""
     pages = []
 
-    def open_(query="", width=1280):
+    def open_(query="", width=1280, section="spread"):
+        """``section``: the one the query opens."""
         page = browser.new_page(viewport={"width": width, "height": 900})
         console = Console(page)
         page.goto(server + query)
-        wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0")
+        wait_for_source(page, SECTION_SOURCES[section], "(d) => Object.values(d)[0].length > 0")
         pages.append((page, console))
         return page
 
@@ -73,17 +84,25 @@ def press_key_on_slider(page, name, key):
 
 
 def test_every_view_renders_finite_data_without_console_errors(open_page):
+    """Section by section: its views' data, finite; its figures drawn, and no other; a
+    text summary of each of its views."""
     page = open_page()
-    data = read_sources(page, CURVE_SOURCES + SNAPSHOT_SOURCES)
-    assert set(data) == set(CURVE_SOURCES + SNAPSHOT_SOURCES)
-    for name, columns in data.items():
-        numeric = [v for col, v in columns.items() if col not in ("color", "image")]
-        assert all(len(v) > 0 for v in numeric), name
-        assert all(math.isfinite(x) for v in numeric for x in v), name
-    assert np.all(np.isfinite(read_heatmap(page)))
-    assert page.locator("canvas").count() >= 8  # every figure drew
-    summary = page.locator("ul", has_text="Scores at the current setting").inner_text()
-    assert summary.count("At d_k = 64 with rule ÷ √d_k") == 7  # a text summary of every view
+    for section, views in SECTIONS.items():
+        if section != "spread":
+            open_section(page, section)
+        names = section_sources(section)
+        data = read_sources(page, names)
+        assert set(data) == set(names), section
+        for name, columns in data.items():
+            numeric = [v for col, v in columns.items() if col not in ("color", "image")]
+            assert all(len(v) > 0 for v in numeric), name
+            assert all(math.isfinite(x) for v in numeric for x in v), name
+        if "heatmap" in views:
+            assert np.all(np.isfinite(read_heatmap(page)))
+        assert page.locator(".bk-Figure").count() == len(views), section
+        if views:  # one line per view
+            assert page.locator(".lab-summary li").count() == len(views), section
+    assert page.get_by_text("The largest logit now").is_visible()  # the stability table
 
 
 def test_the_server_fixture_waits_for_a_session_that_takes_10_s(browser, output_dir):
@@ -95,20 +114,24 @@ def test_the_server_fixture_waits_for_a_session_that_takes_10_s(browser, output_
         assert time.monotonic() - started >= 10  # it waited for a whole page
         page = browser.new_page()
         page.goto(url, timeout=PAGE_TIMEOUT * 1000)
-        wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0")
+        wait_for_source(page, "histogram:raw", "(d) => d.left.length > 0")
         page.close()
 
 
 def test_keyboard_move_of_d_k_plots_what_the_simulation_computes(open_page):
-    page = open_page()
+    """The move lands in the section on screen, and in every other once it is opened."""
+    page = open_page("?section=saturation", section="saturation")
     press_key_on_slider(page, "d_k", "ArrowRight")  # d_k 64 -> 128
-    wait_for_source(page, "query_grad:marker", "(d) => d.d_k[0] === 128")
+    wait_for_source(page, "max_weight:marker", "(d) => d.d_k[0] === 128")
     expected = simulate(Settings(d_k=128, scaling="sqrt", **DEFAULT))
     np.testing.assert_array_equal(read_heatmap(page), expected.weights)
     metrics = row_metrics(expected)
-    markers = read_sources(page, [f"{key}:marker" for key in CURVE_FIGURES])
     for key, (metric, *_) in CURVE_FIGURES.items():
-        assert markers[f"{key}:marker"]["y"][0] == pytest.approx(np.median(metrics[metric]))
+        if section_of(key) != "saturation":
+            open_section(page, section_of(key))
+        marker = read_sources(page, [f"{key}:marker"])[f"{key}:marker"]
+        assert marker["d_k"] == [128], key
+        assert marker["y"][0] == pytest.approx(np.median(metrics[metric])), key
     assert "d_k=128" in page.url
 
 
@@ -142,8 +165,11 @@ def test_switching_to_no_scaling_widens_the_histogram_as_theory_predicts(open_pa
 
 
 def test_url_parameters_open_that_scenario(open_page):
-    page = open_page("?d_k=512&scaling=none&variance=2&n_keys=32&temperature=0.5&seed=7")
-    wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 512")
+    page = open_page(
+        "?d_k=512&scaling=none&variance=2&n_keys=32&temperature=0.5&seed=7&section=saturation",
+        section="saturation",
+    )
+    wait_for_source(page, "max_weight:marker", "(d) => d.d_k[0] === 512")
     settings = Settings(d_k=512, scaling="none", variance=2.0, n_keys=32, temperature=0.5, seed=7)
     np.testing.assert_array_equal(read_heatmap(page), simulate(settings).weights)
     assert page.locator("text=d_k (key dimension): 512").count() == 1
@@ -155,7 +181,9 @@ def test_url_parameters_open_that_scenario(open_page):
 
 
 def test_bad_parameters_show_a_notice_and_the_page_keeps_working(open_page):
-    page = open_page("?d_k=abc&variance=-3&scaling=cube&n_keys=5000&seed=1.5&evil=<b>x</b>")
+    page = open_page(
+        "?d_k=abc&variance=-3&scaling=cube&n_keys=5000&seed=1.5&evil=<b>x</b>&section=none",
+    )
     notice = page.locator("text=d_k='abc' was ignored")
     notice.wait_for(timeout=10_000)
     for text in [
@@ -164,11 +192,13 @@ def test_bad_parameters_show_a_notice_and_the_page_keeps_working(open_page):
         "showing n_keys=1024",
         "seed='1.5' was ignored",
         "unknown parameter 'evil'",
+        "section='none' was ignored: the sections are spread, saturation",
     ]:
         assert page.locator(f"text={text}").count() == 1, text
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 64")
     press_key_on_slider(page, "d_k", "ArrowLeft")  # still works: d_k 64 -> 32
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 32")
+    open_section(page, "saturation")
     settings = Settings(d_k=32, scaling="sqrt", variance=0.1, n_keys=1024, seed=0)
     np.testing.assert_array_equal(read_heatmap(page), simulate(settings).weights)
     page.wait_for_url("**d_k=32**", timeout=10_000)  # the URL holds the fixed scenario
@@ -177,8 +207,9 @@ def test_bad_parameters_show_a_notice_and_the_page_keeps_working(open_page):
 
 def test_every_control_works_from_the_keyboard(open_page):
     page = open_page()
+    open_section(page, "saturation", key="Enter")
     page.get_by_role("button", name="QK-norm", exact=True).press("Enter")
-    wait_for_source(page, "spread:marker", "(d) => d.color[0] === '#CC79A7'")
+    wait_for_source(page, "max_weight:marker", "(d) => d.color[0] === '#CC79A7'")
     for name, key, field in [
         ("n_keys", "ArrowLeft", "n_keys=32"),
         ("variance", "ArrowRight", "variance=1.05"),
@@ -229,11 +260,14 @@ def test_extreme_settings_plot_finite_data(open_page, query):
     page = open_page(query)
     d_k = int(query.split("d_k=")[1].split("&")[0])
     wait_for_source(page, "spread:marker", f"(d) => d.d_k.length === 0 || d.d_k[0] === {d_k}")
-    wait_for_source(page, "saturated:marker", f"(d) => d.d_k[0] === {d_k}")
-    data = read_sources(page, CURVE_SOURCES + SNAPSHOT_SOURCES)
-    for name, columns in data.items():
-        numeric = [v for col, v in columns.items() if col not in ("color", "image")]
-        assert all(math.isfinite(x) for v in numeric for x in v), name
+    for section in ("spread", "gradients", "saturation"):
+        if section != "spread":
+            open_section(page, section)
+        data = read_sources(page, section_sources(section))
+        assert set(data) == set(section_sources(section)), section
+        for name, columns in data.items():
+            numeric = [v for col, v in columns.items() if col not in ("color", "image")]
+            assert all(math.isfinite(x) for v in numeric for x in v), name
     weights = read_heatmap(page)
     assert np.all(np.isfinite(weights))
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-12)
