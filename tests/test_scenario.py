@@ -6,9 +6,11 @@ from app.scenario import (
     ALPHA_OPTIONS,
     DEFAULTS,
     FIELDS,
+    SECTIONS,
     SETTINGS_FIELDS,
     VIEWS,
     read_query,
+    section_of,
     write_query,
 )
 from app.simulation import Settings
@@ -125,3 +127,24 @@ def test_a_question_its_step_and_lecture_mode_are_read_and_written():
     ]:
         values, notices = read_query(bad)
         assert values == {} and len(notices) == 1 and notice in notices[0], notices
+
+
+def test_the_section_is_read_and_written_when_it_is_not_the_first():
+    values, notices = read_query({"section": "saturation"})
+    assert values == {"section": "saturation"} and notices == []
+    assert write_query({**DEFAULTS, "section": "saturation"})["section"] == "saturation"
+    assert "section" not in write_query({**DEFAULTS, "section": "spread"})  # the first
+    # The embed layout shows its views whatever the section: none is written.
+    assert "section" not in write_query({**DEFAULTS, "section": "query", "views": ("spread",)})
+    values, notices = read_query({"section": "plots"})
+    assert values == {}
+    assert notices == [
+        "section='plots' was ignored: the sections are spread, saturation, query, gradients, "
+        "learning, stability."
+    ]
+
+
+def test_every_view_and_the_stability_table_belong_to_one_section_in_page_order():
+    assert [view for views in SECTIONS.values() for view in views] == list(VIEWS)
+    assert {section_of(view) for view in VIEWS} == set(SECTIONS) - {"stability"}
+    assert section_of("stability") == "stability"
