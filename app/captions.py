@@ -214,9 +214,9 @@ KEY_NOTE = (
 SECTION_INTROS = {
     "spread": (
         "Spread",
-        "**How far apart are the scores?** A score q·k adds up d_k products, so unscaled "
-        "its spread grows as √d_k. The histogram shows the scores of the current draw; "
-        "the curve, their spread at every d_k under each rule.",
+        "**How far apart are the scores?** A score q·k sums d_k products, so unscaled "
+        "its spread grows as √d_k. Below: the scores of this draw, then their spread at "
+        "every d_k.",
     ),
     "saturation": (
         "Saturation",

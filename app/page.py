@@ -117,6 +117,8 @@ MATH_CSS = asset("formulas.css")
 PHONE_CSS = asset("phone.css")
 TOUCH_CSS = asset("touch.css")
 SECTIONS_CSS = asset("sections.css")
+WRAP_CSS = asset("wrap.css")
+TEXT_CSS = asset("text.css")
 FOCUS_CSS = asset("focus.css")
 CONTROL_NAMES_JS = asset("control_names.js")
 SCROLL_JS = asset("scroll.js")
@@ -218,7 +220,7 @@ class AttentionLab(pn.viewable.Viewer):
                 value=s.scaling,
                 button_type="primary",
                 button_style="outline",
-                stylesheets=[FOCUS_CSS],
+                stylesheets=[FOCUS_CSS, WRAP_CSS],
             ),
             "alpha": _options_slider(
                 "α of the ÷ d_k^α rule (1/2: √d_k)", ALPHA_OPTIONS, s.alpha, ALPHA_LABELS
@@ -405,6 +407,7 @@ class AttentionLab(pn.viewable.Viewer):
         runs = self._runs.get(s.d_k)
         complete = len(self._runs) == len(D_K_OPTIONS)
         self.plots.show_training(runs, s.scaling, complete)
+        self.training_state.text = "trained" if complete else "training"
         if complete:
             self.plots.show_training_sweep(self._runs, s.d_k, s.scaling)
         self._lines |= training_summaries(
@@ -531,6 +534,9 @@ class AttentionLab(pn.viewable.Viewer):
         self.summary = _text_pane("lab-summary")
         self.precision = _text_pane("lab-precision")
         self.state = Div(text="loading", name="lab-state", visible=False)
+        # Hidden too: "training" until the runs at every d_k are done, then "trained" (the
+        # training views, which say so in their titles, may be off screen).
+        self.training_state = Div(text="training", name="lab-training", visible=False)
         self.scroll = Div(text="", name="lab-scroll", visible=False)
         self.scroll.js_on_change("text", CustomJS(code=SCROLL_JS))
         self.question_text = _text_pane("lab-question")
@@ -550,9 +556,10 @@ class AttentionLab(pn.viewable.Viewer):
         self.embed_views = pn.widgets.CheckBoxGroup(
             name="Views to embed",
             options={self.plots.figures[key].title.text: key for key in VIEWS},
-            value=["spread", "heatmap"],
+            value=list(SECTIONS[self.scenario.section]),
             inline=False,
         )
+        self.scenario.param.watch(self._embed_section, "section")
         # Disabled until the link's scenario is applied (see _go_live).
         self._until_live = [
             *self.widgets.values(),
@@ -620,7 +627,11 @@ class AttentionLab(pn.viewable.Viewer):
         self.controls = pn.Column(
             self.questions,
             pn.Column(
-                pn.pane.Markdown("**Scaling rule** (c in softmax(c Q Kᵀ / T))", margin=(0, 10)),
+                pn.pane.Markdown(
+                    "**Scaling rule** (c in softmax(c Q Kᵀ / T))",
+                    margin=(0, 10),
+                    stylesheets=[TEXT_CSS],
+                ),
                 w["scaling"],
                 w["alpha"],
                 **group,
@@ -650,7 +661,11 @@ class AttentionLab(pn.viewable.Viewer):
         # comes back with the data of the scenario on screen then.
         self.grid = pn.Column(sizing_mode="stretch_width", styles=_grid(420))
         self.section_intro = pn.pane.Markdown(
-            "", sizing_mode="stretch_width", margin=(0, 10), name="section-intro"
+            "",
+            sizing_mode="stretch_width",
+            margin=(0, 10),
+            name="section-intro",
+            stylesheets=[TEXT_CSS],
         )
         self.previous_view = pn.widgets.Button(name="← Previous view", width=150)
         self.previous_view.on_click(lambda _: self._turn_lecture(-1))
@@ -698,10 +713,12 @@ class AttentionLab(pn.viewable.Viewer):
                 f"# {TITLE}\nWhy attention divides Q Kᵀ by √d_k: move the sliders and watch "
                 f"the softmax saturate. {_theory_link()}",
                 sizing_mode="stretch_width",
+                stylesheets=[TEXT_CSS],
             ),
             pn.Card(
                 pn.pane.Markdown(EXPLAINER, sizing_mode="stretch_width"),
-                title="Why scale at all? Why the square root?",
+                title="Why scale at all? Why √d_k?",
+                collapsed=True,  # the first screen: the controls and the first plots
                 sizing_mode="stretch_width",
                 stylesheets=[FOCUS_CSS],
             ),
@@ -713,6 +730,7 @@ class AttentionLab(pn.viewable.Viewer):
             self.body,
             pn.pane.Markdown(_runtime(), name="runtime", styles=SMALL),
             pn.pane.Bokeh(self.state),
+            pn.pane.Bokeh(self.training_state),
             pn.pane.Bokeh(self.scroll),
             sizing_mode="stretch_width",
             styles=LAYOUT_STYLES,
@@ -757,6 +775,11 @@ class AttentionLab(pn.viewable.Viewer):
         views, section = self._lecture_views(), SECTIONS[self.scenario.section]
         self._lecture_view = views.index(section[0]) if section and section[0] in views else 0
         self.scenario.lecture = True
+
+    def _embed_section(self, event):
+        """A teacher embeds what is on screen: the section's views (until they pick)."""
+        if SECTIONS[event.new]:
+            self.embed_views.value = list(SECTIONS[event.new])
 
     def _turn_section(self, by: int):
         """Open the next (``by`` = 1) or previous (-1) section."""

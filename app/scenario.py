@@ -125,9 +125,9 @@ def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:
 def write_query(values: dict) -> dict[str, str]:
     """Query parameters that ``read_query`` maps back to ``values``.
 
-    ``section`` (when not the first, in the full page), ``views`` (the embed layout), ``lecture`` (1:
-    lecture mode) and ``question`` and ``step`` (an open question, its step counted from
-    1) are written when set; alpha as a fraction, 1/3.
+    ``section`` (when not the first, in the full page), ``views`` (the embed layout),
+    ``lecture`` (1: lecture mode) and ``question`` and ``step`` (an open question, its step
+    counted from 1) are written when set; alpha as a fraction, 1/3.
     """
     query = {
         name: f"{values[name]:g}" if isinstance(values[name], float) else str(values[name])

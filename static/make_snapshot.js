@@ -58,10 +58,19 @@ json.dumps(sorted(f[len(root):] for f in files if isinstance(f, str) and f.start
 // A snapshot holds all of the wasm memory, and freed blocks keep their old
 // bytes, which compress far worse than zeros. Allocate every free block (and
 // the free top of the heap, but never so much that the memory grows), zero it
-// and free it again.
+// and free it again. The room a block may take without growing the memory is
+// malloc's free top chunk (mallinfo's keepcost, its 10th size_t) and what lies
+// between the break and the memory's end, less a margin for sbrk's rounding.
+// (Counting the break alone, a heap whose break was near the memory's end had
+// no room at all: 22 MB of old bytes, 14 MB more in the compressed snapshot.)
 function zeroFreeMemory(module) {
   const blocks = [];
-  const room = () => module.HEAPU8.length - module._sbrk(0) - (1 << 20);
+  const info = module._emscripten_builtin_malloc(40);  // struct mallinfo: 10 size_t
+  const room = () => {
+    module._mallinfo(info);
+    const topChunk = module.HEAPU32[(info >> 2) + 9];
+    return topChunk + module.HEAPU8.length - module._sbrk(0) - (1 << 20);
+  };
   for (let size = 1 << 26; size >= 64; size >>= 1) {
     while (size <= room()) {
       const block = module._emscripten_builtin_malloc(size);
@@ -71,6 +80,7 @@ function zeroFreeMemory(module) {
     }
   }
   blocks.forEach((block) => module._emscripten_builtin_free(block));
+  module._emscripten_builtin_free(info);
 }
 
 (async () => {

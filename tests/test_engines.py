@@ -21,6 +21,8 @@ from engines import D_K_HANDLE_JS, DEEP_JS, ENGINES, open_engine
 from test_site import DEFAULT, WEIGHT_RTOL, MissingFileHandler
 
 import build
+from app.captions import SECTION_INTROS
+from app.scenario import SECTIONS
 from app.simulation import Settings, simulate
 
 BOOT_TIMEOUT = 240  # s; every engine boots in 10 to 35 s here
@@ -76,9 +78,23 @@ def script_to_base_sizes(engine) -> list[float]:
       }})""")
 
 
+def open_section_js(name: str) -> str:
+    """JS that presses section ``name``'s button and is true once its views are on screen
+    (evaluate it until it is)."""
+    title = SECTION_INTROS[name][0]
+    label = f"{list(SECTION_INTROS).index(name) + 1}. {title}"
+    figures = len(SECTIONS[name])
+    return f"""(() => {{
+      const heading = {DEEP_JS}('h3').some((h) => h.textContent === {json.dumps(title)});
+      if (heading) return {DEEP_JS}('.bk-Figure').length === {figures};
+      {DEEP_JS}('button').find((b) => b.textContent.trim() === {json.dumps(label)})?.click();
+      return false;
+    }})()"""
+
+
 def test_a_link_goes_live_and_the_keyboard_moves_d_k(engine, site_url, output_dir):
-    engine.goto(site_url + "?d_k=256&scaling=none")
-    engine.wait_for(f"{DEEP_JS}('canvas').length >= 8", timeout=30)  # prerendered plots
+    engine.goto(site_url + "?d_k=256&scaling=none&section=saturation")
+    engine.wait_for(f"{DEEP_JS}('canvas').length >= 2", timeout=30)  # prerendered plots
     assert engine.evaluate(STATE_JS) == "loading"
     wait_until_ready(engine)
     # Ready means the link's scenario is on screen.
@@ -89,11 +105,19 @@ def test_a_link_goes_live_and_the_keyboard_moves_d_k(engine, site_url, output_di
     engine.wait_for(f"{D_K_HANDLE_JS} !== undefined", timeout=30)
     engine.press(D_K_HANDLE_JS, "ArrowRight")  # d_k 256 -> 512
     engine.wait_for(
-        f"({READ_SOURCES_JS})(['spread:marker'])['spread:marker'].d_k[0] === 512", timeout=60
+        f"({READ_SOURCES_JS})(['max_weight:marker'])['max_weight:marker'].d_k[0] === 512",
+        timeout=60,
     )
     expected = simulate(Settings(d_k=512, scaling="none", seed=0, **DEFAULT)).weights
     np.testing.assert_allclose(heatmap(engine), expected, rtol=WEIGHT_RTOL, atol=1e-300)
     engine.wait_for("location.search.includes('d_k=512')", timeout=30)
+
+    # Another section, opened with its button, shows the scenario on screen.
+    engine.wait_for(open_section_js("spread"), timeout=30)
+    engine.wait_for(
+        f"({READ_SOURCES_JS})(['spread:marker'])['spread:marker'].d_k[0] === 512", timeout=30
+    )
+    engine.wait_for("!location.search.includes('section=')", timeout=30)
 
     # Formulas: subscripts drawn smaller than their base (d_k, not "dk"): 0.71 of it in
     # Chromium and WebKit, 0.8 in Firefox (its math font's own script scale).
@@ -163,13 +187,17 @@ def test_every_formula_fits_its_pane(engine, site_url, width, output_dir):
         assert engine.wait_for(inside(SETTLED_JS), timeout=BOOT_TIMEOUT) == "ready"
         assert engine.evaluate(inside("innerWidth")) == width
         excess = inside(FORMULA_EXCESS_JS)
-        engine.wait_for(f"{excess}.length >= 13", timeout=30)
-        try:  # the layout settles after ready; wait for the formulas to fit, then say which not
-            engine.wait_for(f"{excess}.every(([_, excess]) => excess <= 1)", timeout=10)
-        except TimeoutError:
-            engine.screenshot(output_dir / f"engine-{engine.name}-formulas-{width}.png")
-            wide = [item for item in engine.evaluate(excess) if item[1] > 1]
-            pytest.fail(f"{engine.name} at {width} px, formulas past their pane: {wide}")
+        for section, views in SECTIONS.items():  # each view's formula, one or more clauses
+            if not views:
+                continue
+            engine.wait_for(inside(open_section_js(section)), timeout=30)
+            engine.wait_for(f"{excess}.length >= {len(views)}", timeout=30)
+            try:  # the layout settles; wait for the formulas to fit, then say which not
+                engine.wait_for(f"{excess}.every(([_, excess]) => excess <= 1)", timeout=10)
+            except TimeoutError:
+                engine.screenshot(output_dir / f"engine-{engine.name}-formulas-{width}.png")
+                wide = [item for item in engine.evaluate(excess) if item[1] > 1]
+                pytest.fail(f"{engine.name} at {width} px, {section}, formulas past: {wide}")
         assert engine.errors() == []
     finally:
         engine.resize(1280, 900)

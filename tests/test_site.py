@@ -27,8 +27,10 @@ from browser import (
     Console,
     http_server,
     launch,
+    open_section,
     read_heatmap,
     read_sources,
+    section_button,
     slider,
     slider_handle,
     wait_for_source,
@@ -43,7 +45,17 @@ from app.captions import rule_key_label
 from app.plots import ROW_FIGURES, RULE_COLORS, RULE_NAMES
 from app.precision import EXP_LIMITS, naive_overflow_shares
 from app.questions import QUESTIONS, TRAINING_PENDING, question
-from app.scenario import D_K_OPTIONS, DEFAULTS, SETTINGS_FIELDS, VIEWS, read_query, write_query
+from app.scenario import (
+    D_K_OPTIONS,
+    DEFAULTS,
+    FIRST_SECTION,
+    SECTIONS,
+    SETTINGS_FIELDS,
+    VIEWS,
+    read_query,
+    section_of,
+    write_query,
+)
 from app.simulation import SCALING_RULES, Settings, simulate, sweep
 from app.training import train, training_sweep
 
@@ -80,12 +92,12 @@ def offline_context(browser, **options):
 @pytest.fixture(scope="module")
 def offline():
     """An offline Chromium context (``offline_context``) at 1280 by 900; ``offline.phone``
-    is another, emulating an iPhone 13 (``phone_context``)."""
+    makes another, emulating an iPhone 13 (its keywords override the descriptor's)."""
     with sync_playwright() as p:
         browser = launch(p, OFFLINE_ARGS)
         context = offline_context(browser, viewport={"width": 1280, "height": 900})
         iphone = {k: v for k, v in p.devices["iPhone 13"].items() if k != "default_browser_type"}
-        context.phone = lambda: offline_context(browser, **iphone)
+        context.phone = lambda **options: offline_context(browser, **(iphone | options))
         yield context
         browser.close()
 
@@ -119,6 +131,15 @@ def wait_until_ready(page_or_frame, boot="snapshot"):
     assert page_or_frame.evaluate(BOOT) == boot, page_or_frame.locator("#lab-status").inner_text()
 
 
+# Every model of the newest (live) Bokeh document of a given type name (BokehJS keeps
+# a model that has left the page in the document: select those on screen, ON_SCREEN_JS).
+MODELS_JS = """(type) => [...[...Bokeh.documents].at(-1).all_models].filter(
+  (m) => m.constructor.__name__ === type)"""
+ON_SCREEN_JS = "(m) => Bokeh.index.find_one(m)?.el.isConnected === true"
+# The views on screen, by the name of their card.
+SHOWN_VIEWS_JS = f"""() => ({MODELS_JS})('Column')
+  .filter((m) => m.name.startsWith('view:') && m.visible && ({ON_SCREEN_JS})(m))
+  .map((m) => m.name)"""
 PRERENDERED_SLIDERS_DISABLED = """() => {
   const sliders = [...Bokeh.documents[0].all_models].filter(
     (m) => m.constructor.__name__ === 'Slider');
@@ -134,10 +155,11 @@ def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_di
     already_outside = len(offline.outside)
     page.goto(site_url)
 
-    # Prerendered: real plots and data while Python is still loading, and no overlay.
-    wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0", timeout=10_000)
+    # Prerendered: the first section's plots and data while Python is still loading, and
+    # no overlay.
+    wait_for_source(page, "histogram:raw", "(d) => d.left.length > 0", timeout=10_000)
     assert page.evaluate(STATUS) == "loading"
-    assert page.locator("canvas").count() >= 8
+    assert page.locator(".bk-Figure").count() == len(SECTIONS["spread"])
     assert page.locator("p", has_text="Precomputed when this site was built").count() == 1
     assert page.locator(".pn-loading-msg:visible").count() == 0
     assert not page.evaluate("document.body.classList.contains('pn-loading')")
@@ -160,10 +182,11 @@ def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_di
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 128")
     page.wait_for_url("**d_k=128**")
     assert page.evaluate("window.__patches") == 1
+    open_section(page, "saturation")
     assert_shows_weights_of(page, Settings(d_k=128, scaling="sqrt", seed=0, **DEFAULT))
 
     page.get_by_role("button", name="none", exact=True).click()
-    wait_for_source(page, "spread:marker", "(d) => d.color[0] === '#D55E00'")
+    wait_for_source(page, "max_weight:marker", "(d) => d.color[0] === '#D55E00'")
     assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
     assert "d_k=128" in page.url and "scaling=none" in page.url
     page.screenshot(path=output_dir / "site-interactive.png")
@@ -215,7 +238,7 @@ def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offli
     larger learning rate, set by its slider, lands in the URL and retrains."""
     page = offline.new_page()
     console = Console(page)
-    page.goto(site_url + "?scaling=none")
+    page.goto(site_url + "?scaling=none&section=learning")
     wait_until_ready(page)
     here = training_sweep(Settings(d_k=1, scaling="sqrt", **DEFAULT), D_K_OPTIONS)
     sweep = wait_for_source(page, "training_sweep:sqrt", "(d) => d.y.length === 11")
@@ -249,9 +272,13 @@ def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offli
     assert console.errors == []
 
 
-# True while the training views say they are training (their titles end "(training…)").
-TRAINING_JS = """() => [...[...Bokeh.documents].at(-1).all_models].some(
-  (m) => m.constructor.__name__ === 'Title' && m.text.endsWith('(training…)'))"""
+# True while the page trains (its hidden lab-training marker says so), and once it is done.
+TRAINING_JS = (
+    "() => [...Bokeh.documents].at(-1).get_model_by_name('lab-training').text === 'training'"
+)
+TRAINED_JS = (
+    "() => [...Bokeh.documents].at(-1).get_model_by_name('lab-training').text === 'trained'"
+)
 
 
 def timed_presses(page, keys: list[str]) -> list[float]:
@@ -322,10 +349,13 @@ def test_the_power_rule_follows_its_alpha_slider_as_the_simulation_and_theory_sa
         shown = read_sources(page, ["spread:power", "spread:marker"])
         np.testing.assert_allclose(shown["spread:power"]["y"], curves["logit_std"], rtol=1e-9)
         assert shown["spread:marker"]["color"] == [RULE_COLORS["power"]]
-        assert_shows_weights_of(page, settings)
         assert slider_handle(page, "alpha").get_attribute("aria-valuetext") == label
+        open_section(page, "saturation")
+        assert_shows_weights_of(page, settings)
         page.wait_for_function(TRAINED_JS)
+        open_section(page, "learning")
         assert_trained_as_here(page, {"power": train(settings)["power"]})
+        open_section(page, "spread")
         if label == "1/4":
             slider_handle(page, "alpha").press("ArrowRight")
             page.wait_for_url("**alpha=7/24**")
@@ -373,10 +403,12 @@ def test_every_question_answers_with_the_numbers_of_its_scenario(offline, site_u
                 page.get_by_role("button", name="Next →").click()
                 page.wait_for_url(f"**question={q.slug}&step={i + 1}")
             values = DEFAULTS | step.scenario
+            section = section_of(step.view)  # the section of its view opened
             assert read_query(dict(parse_qsl(page.evaluate("location.search")[1:])))[0] == {
                 **values,
                 "question": q.slug,
                 "step": i,
+                **({"section": section} if section != FIRST_SECTION else {}),
             }
             page.wait_for_function(TRAINED_JS)
             here = evidence(step.scenario)
@@ -395,6 +427,66 @@ def test_every_question_answers_with_the_numbers_of_its_scenario(offline, site_u
     assert console.errors == []
 
 
+def test_one_section_at_a_time_from_the_link_the_keyboard_and_the_next_button(offline, site_url):
+    """?section=gradients shows its views only; a move updates them and leaves the other
+    sections' figures as they were (they are out of the page); a section opened later
+    shows the current scenario; the section buttons and "Next" work from the keyboard."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + "?section=gradients")
+    wait_until_ready(page)
+    page.get_by_role("heading", name="Gradients", exact=True).wait_for()
+    assert page.evaluate(SHOWN_VIEWS_JS) == ["view:jacobian", "view:query_grad"]
+    slider_handle(page, "d_k").press("ArrowRight")  # d_k 64 -> 128
+    wait_for_source(page, "jacobian:marker", "(d) => d.d_k[0] === 128")
+    page.wait_for_url("**d_k=128**")
+    # The spread section was on screen when the page was built (the snapshot's, at the
+    # defaults): BokehJS may still hold its figure, but nothing updated it.
+    before = read_sources(page, ["spread:marker"]).get("spread:marker", {"d_k": [64]})
+    assert before["d_k"] == [64]
+    open_section(page, "spread", key="Enter")
+    wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 128")
+    assert "section=" not in page.url  # the first section is the page's own
+    assert page.evaluate(SHOWN_VIEWS_JS) == ["view:histogram", "view:spread"]
+    page.get_by_role("button", name="Next: Saturation →").press("Enter")
+    page.wait_for_url("**section=saturation**")
+    assert_shows_weights_of(page, Settings(d_k=128, scaling="sqrt", seed=0, **DEFAULT))
+    open_section(page, "stability", key="Space")
+    assert page.evaluate(SHOWN_VIEWS_JS) == []
+    assert page.get_by_text("The largest logit now").is_visible()
+    assert page.get_by_role("button", name="Next: ", exact=False).count() == 0  # the last
+    assert console.errors == []
+
+
+# The top of the first figure on screen, in CSS px from the top of the page.
+FIRST_FIGURE_TOP_JS = f"""() => {{
+  const [first] = ({MODELS_JS})('Figure').filter({ON_SCREEN_JS});
+  return Bokeh.index.find_one(first).el.getBoundingClientRect().top + scrollY;
+}}"""
+FIRST_SCREEN_PLOT = 150  # px of the first plot the first screen shows, at least
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_the_first_screen_shows_the_controls_and_the_first_plot(offline, site_url, device):
+    """At 1280 by 800, and on a phone of 375 by 812 (an iPhone 13's touch, mobile layout
+    and pixel ratio), the first screen holds the controls and the first section's first
+    plot: before it come only the title, one short paragraph, the explainer (closed),
+    the section buttons and the section's introduction."""
+    size = {"width": 1280, "height": 800} if device == "desktop" else {"width": 375, "height": 812}
+    context = offline.phone(viewport=size) if device == "phone" else offline
+    page = context.new_page()
+    page.set_viewport_size(size)
+    page.goto(site_url)
+    wait_until_ready(page)
+    top = page.evaluate(FIRST_FIGURE_TOP_JS)
+    assert top <= size["height"] - FIRST_SCREEN_PLOT, (top, size)
+    assert in_viewport(page, page.get_by_role("slider", name="d_k (key dimension)"))
+    assert page.evaluate("document.documentElement.scrollWidth") <= size["width"]
+    page.close()
+    if device == "phone":
+        context.close()
+
+
 def test_a_link_to_a_question_opens_its_step_with_its_view_in_sight(offline, site_url):
     """?question=skip-scaling&step=2: that step's scenario, its view scrolled into sight,
     the prediction prompt first; a step past the last shows the last."""
@@ -404,11 +496,13 @@ def test_a_link_to_a_question_opens_its_step_with_its_view_in_sight(offline, sit
     wait_until_ready(page)
     step = question("skip-scaling").steps[1]
     page.wait_for_function(
-        "() => { const m = [...Bokeh.documents].at(-1).get_model_by_name('view:training_sweep');"
-        " const box = Bokeh.index.find_one(m).el.getBoundingClientRect();"
-        " return box.top >= -1 && box.top < innerHeight / 2; }"
+        f"() => {{ const [m] = ({MODELS_JS})('Column').filter((m) => m.name"
+        f" === 'view:training_sweep' && ({ON_SCREEN_JS})(m));"
+        " const box = m && Bokeh.index.find_one(m).el.getBoundingClientRect();"
+        " return box && box.top >= -1 && box.top < innerHeight / 2; }"
     )
     assert "d_k=512" in page.url and "scaling=none" in page.url
+    assert "section=learning" in page.url  # the section of its view opened
     assert page.locator(".lab-answer").is_hidden()
     asked = " ".join(page.locator(".lab-question p").all_text_contents())
     assert question("skip-scaling").predict in asked and "(step 2 of 2)" in asked
@@ -424,7 +518,7 @@ def test_one_query_up_close_shows_the_median_row_then_the_picked_one(offline, si
     keys sorted by the rule's logit: the median row of simulate's draw, then row 5."""
     page = offline.new_page()
     console = Console(page)
-    page.goto(site_url + "?d_k=512&scaling=sqrt")
+    page.goto(site_url + "?d_k=512&scaling=sqrt&section=query")
     wait_until_ready(page)
     snap = simulate(Settings(d_k=512, scaling="sqrt", seed=0, **DEFAULT))
     unscaled = snap.q @ snap.k.T
@@ -471,7 +565,7 @@ def test_the_data_and_every_figure_can_be_taken_away(offline, site_url, tmp_path
     sweep, simulate and training_sweep give here. Another: every figure in one PNG."""
     page = offline.new_page()
     console = Console(page)
-    page.goto(site_url + "?d_k=128&scaling=none")
+    page.goto(site_url + "?d_k=128&scaling=none&section=saturation")
     wait_until_ready(page)
     page.wait_for_function(TRAINED_JS)
     with page.expect_download() as download:
@@ -510,10 +604,11 @@ def test_the_data_and_every_figure_can_be_taken_away(offline, site_url, tmp_path
     assert download.value.suggested_filename == "attention-scaling-lab.png"
     width, height, colours = png_size_and_colours(Path(download.value.path()).read_bytes())
     figure = page.evaluate(
-        "() => Bokeh.index.find_one([...Bokeh.documents].at(-1).get_model_by_name('spread'))"
+        "() => Bokeh.index.find_one([...Bokeh.documents].at(-1).get_model_by_name('heatmap'))"
         ".canvas_view.el.getBoundingClientRect().height"
     )
-    assert width > 2 * 400 and height > 7 * figure  # 13 figures, two to a row
+    # The section's 4 figures, two to a row (and not the 9 of the other sections).
+    assert width > 2 * 400 and 2 * figure < height < 3 * figure
     assert colours > 100  # drawn figures, not a blank canvas
     assert console.errors == []
 
@@ -523,12 +618,9 @@ def test_lecture_mode_shows_one_view_at_a_time_in_large_type(offline, site_url):
     console = Console(page)
     page.goto(site_url + "?lecture=1&d_k=512")
     wait_until_ready(page)
-    shown_views = (
-        f"() => ({MODELS_JS})('Column').filter((m) => m.name.startsWith('view:') && m.visible)"
-        ".map((m) => m.name)"
-    )
-    title_size = (
-        "() => [...Bokeh.documents].at(-1).get_model_by_name('histogram').title.text_font_size"
+    shown_views = SHOWN_VIEWS_JS
+    title_size = (  # of the first figure on screen
+        f"() => ({MODELS_JS})('Figure').filter({ON_SCREEN_JS})[0].title.text_font_size"
     )
     assert page.evaluate(shown_views) == ["view:histogram"]
     assert page.evaluate(title_size) == "22px"
@@ -536,8 +628,12 @@ def test_lecture_mode_shows_one_view_at_a_time_in_large_type(offline, site_url):
     page.wait_for_function(f"() => ({shown_views})()[0] === 'view:spread'")
     assert page.evaluate(shown_views) == ["view:spread"]
     assert "lecture=1" in page.url and "d_k=512" in page.url
+    page.get_by_role("button", name="Next view →").click()  # into the next section
+    page.wait_for_function(f"() => ({shown_views})()[0] === 'view:max_weight'")
+    page.wait_for_url("**section=saturation**")
     page.get_by_role("button", name="Leave lecture mode").click()
-    page.wait_for_function(f"() => ({shown_views})().length === {len(VIEWS)}")
+    views = [f"view:{key}" for key in SECTIONS["saturation"]]
+    page.wait_for_function(f"() => ({shown_views})().join() === {','.join(views)!r}")
     page.wait_for_function("() => !location.search.includes('lecture')")
     assert page.evaluate(title_size) == "13px"
     assert console.errors == []
@@ -548,7 +644,7 @@ def test_the_numerical_stability_figures_are_those_of_the_logits_on_screen(offli
     naive softmax overflows in each format, as computed here for the same draw."""
     page = offline.new_page()
     console = Console(page)
-    page.goto(site_url + "?d_k=1024&scaling=none")
+    page.goto(site_url + "?d_k=1024&scaling=none&section=stability")
     wait_until_ready(page)
     logits = simulate(Settings(d_k=1024, scaling="none", seed=0, **DEFAULT)).logits
     pane = page.locator(".lab-precision")
@@ -581,11 +677,16 @@ def test_real_models_head_dimensions_are_marked_on_every_plot_against_d_k(offlin
     models = read_sources(page, ["models"])["models"]
     assert models["d_k"] == [64, 128]
     against_d_k = {"spread", "max_weight", "entropy", "jacobian", "query_grad", "saturated"}
-    counts = page.evaluate(MODEL_LINES_JS)
+    counts = {}
+    for section in SECTIONS:
+        open_section(page, section)
+        counts |= page.evaluate(MODEL_LINES_JS)
+    assert set(counts) == set(VIEWS)
     assert {name for name, count in counts.items() if count == 1} == against_d_k | {
         "training_sweep"
     }
     assert set(counts.values()) == {0, 1}
+    open_section(page, "spread")
     # Hovering the line at d_k = 128 names the models and their d_model / heads.
     x, y = page.evaluate(D_K_PIXEL_JS, ["spread", 128])
     page.mouse.move(x, y)
@@ -600,13 +701,13 @@ def test_a_link_says_what_is_on_screen_until_its_scenario_is_live(offline, site_
     the controls are disabled; "ready" comes only once the link's scenario is plotted."""
     page = offline.new_page()
     console = Console(page)
-    page.goto(site_url + "?d_k=256&scaling=none")
-    wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0", timeout=10_000)
+    page.goto(site_url + "?d_k=256&scaling=none&section=saturation")
+    wait_for_source(page, "histogram:raw", "(d) => d.left.length > 0", timeout=10_000)
     status = page.locator("#lab-status").inner_text()
     assert "default scenario" in status and "d_k=256, scaling=none" in status, status
     assert page.evaluate(PRERENDERED_SLIDERS_DISABLED)
     wait_until_ready(page)
-    # At the moment it says ready, the plots already show the link's scenario.
+    # At the moment it says ready, the plots already show the link's scenario and section.
     assert_shows_weights_of(page, Settings(d_k=256, scaling="none", seed=0, **DEFAULT))
     assert "link's scenario" in page.locator("#lab-status").inner_text()
     assert console.errors == []
@@ -623,16 +724,32 @@ def test_a_bad_link_shows_its_notice_on_the_site(offline, site_url):
     assert page.locator("text=seed='abc' was ignored").is_visible()
     page.wait_for_url("**d_k=256**", timeout=10_000)  # the URL holds the corrected scenario
     assert "abc" not in page.url
+    open_section(page, "saturation")
     assert_shows_weights_of(page, Settings(d_k=256, scaling="sqrt", seed=0, **DEFAULT))
     assert page.locator("text=d_k=300 is not on the slider").is_visible()  # it stays
     assert console.errors == []
 
 
+# The embed picker's first five views, by their figures' titles.
+EMBED_TITLES = [
+    "Logit spread against d_k",
+    "Largest attention weight",
+    "Entropy of the weights",
+    "Saturated rows (max weight > 0.99)",
+    "Attention weights of the current draw",
+]
+
+
 def test_a_course_page_embeds_the_views_a_teacher_picked(offline, site_url, tmp_path):
-    """The page's embed code: only the picked views, in a frame that fits them."""
+    """The page's embed code: the views of the section on screen, or those picked (from
+    any section), in a frame that fits them."""
     page = offline.new_page()
-    page.goto(site_url + "?d_k=512&scaling=none&seed=3")
+    page.goto(site_url + "?d_k=512&scaling=none&seed=3&section=saturation")
     wait_until_ready(page)
+    picked = [page.get_by_role("checkbox", name=title, exact=True) for title in EMBED_TITLES]
+    assert [box.is_checked() for box in picked] == [False, True, True, True, True]
+    for box in picked[:4]:  # the spread, and not the saturation section's curves
+        box.click()
     page.get_by_role("button", name="Copy embed code").click()
     snippet = page.locator("textarea").input_value()
     assert "views=spread%2Cheatmap" in snippet and "d_k=512" in snippet
@@ -655,23 +772,16 @@ def test_a_course_page_embeds_the_views_a_teacher_picked(offline, site_url, tmp_
         content = frame.evaluate("document.documentElement.scrollHeight")
         assert content <= height, (content, height)
         assert content >= 0.85 * height, (content, height)
-        shown = frame.evaluate(
-            f"({MODELS_JS})('Column').filter((m) => m.name.startsWith('view:') && m.visible)"
-            ".map((m) => m.name)"
-        )
-        assert shown == ["view:spread", "view:heatmap"]
+        shown = frame.evaluate(SHOWN_VIEWS_JS)
+        assert shown == ["view:spread", "view:heatmap"]  # from two sections
         assert frame.get_by_role("link", name="Open the full Attention Scaling Lab").count() == 1
     assert offline.outside[already_outside:] == []
     assert console.errors == []
 
 
-# Every model of the newest (live) Bokeh document of a given type name.
-MODELS_JS = """(type) => [...[...Bokeh.documents].at(-1).all_models].filter(
-  (m) => m.constructor.__name__ === type)"""
-
-
 # Per figure: how many VSpan glyphs draw the source named "models".
-MODEL_LINES_JS = f"""() => Object.fromEntries(({MODELS_JS})('Figure').map((f) => [f.name,
+MODEL_LINES_JS = f"""() => Object.fromEntries(({MODELS_JS})('Figure')
+  .filter({ON_SCREEN_JS}).map((f) => [f.name,
   f.renderers.filter((r) => r.glyph?.constructor.__name__ === 'VSpan'
     && r.data_source.name === 'models').length]))"""
 
@@ -691,6 +801,24 @@ def in_viewport(page, locator) -> bool:
     return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
 
 
+# What follows each "ln" in the formulas on screen (MathML), through shadow roots.
+LN_SPACING_JS = """() => {
+  const found = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.tagName.toLowerCase() === 'mi' && el.textContent === 'ln') {
+        let next = el.nextElementSibling;
+        if (next?.textContent === '\u2061') next = next.nextElementSibling;
+        found.push(next?.tagName.toLowerCase());
+      }
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  return found;
+}"""
+
+
 def test_reading_the_page_on_a_desktop(offline, site_url, output_dir):
     """No legend over the data, one key that hides a rule everywhere, controls always in
     view, formulas with spaced operators, readable tick labels."""
@@ -700,9 +828,9 @@ def test_reading_the_page_on_a_desktop(offline, site_url, output_dir):
     wait_until_ready(page)
     assert page.evaluate(f"({MODELS_JS})('Legend').length") == 0
     toolbars = page.evaluate(
-        f"({MODELS_JS})('Figure').map((f) => f.toolbar_location)"
+        f"({MODELS_JS})('Figure').filter({ON_SCREEN_JS}).map((f) => f.toolbar_location)"
     )  # beside the plot: never over its title at phone width
-    assert len(toolbars) == len(VIEWS) and set(toolbars) == {"right"}
+    assert len(toolbars) == len(SECTIONS["spread"]) and set(toolbars) == {"right"}
 
     hidden_js = f"""() => ({MODELS_JS})('GlyphRenderer')
       .filter((r) => r.data_source.name === 'spread:none').map((r) => r.visible)"""
@@ -712,7 +840,8 @@ def test_reading_the_page_on_a_desktop(offline, site_url, output_dir):
     page.get_by_role("button", name="■ none").click()
     page.wait_for_function(f"() => ({hidden_js})().every((v) => v)")
 
-    # Reading the last plot, the controls are still on screen.
+    # Reading a section's last plot, the controls are still on screen.
+    open_section(page, "gradients")
     page.get_by_text(
         "The gradient that reaches the query (and so W_Q)"
     ).scroll_into_view_if_needed()
@@ -720,21 +849,10 @@ def test_reading_the_page_on_a_desktop(offline, site_url, output_dir):
     page.screenshot(path=output_dir / "site-desktop-scrolled.png")
 
     # "ln n" keeps a space between the function and its argument (MathML drops \,).
-    spacing = page.evaluate("""() => {
-      const found = [];
-      const walk = (root) => {
-        for (const el of root.querySelectorAll('*')) {
-          if (el.tagName.toLowerCase() === 'mi' && el.textContent === 'ln') {
-            let next = el.nextElementSibling;
-            if (next?.textContent === '\u2061') next = next.nextElementSibling;
-            found.push(next?.tagName.toLowerCase());
-          }
-          if (el.shadowRoot) walk(el.shadowRoot);
-        }
-      };
-      walk(document);
-      return found;
-    }""")
+    spacing = []
+    for section in ("spread", "saturation"):
+        open_section(page, section)
+        spacing += page.evaluate(LN_SPACING_JS)
     assert len(spacing) >= 4 and set(spacing) <= {"mtext", "mspace"}, spacing
 
     formatters = f"({MODELS_JS})('CustomJSTickFormatter')"
@@ -776,10 +894,19 @@ def test_a_phone_lays_the_page_out_at_its_own_width(offline, site_url, output_di
     box = track.bounding_box()
     page.touchscreen.tap(box["x"] + 0.9 * box["width"], box["y"] + box["height"] / 2 - 15)
     page.wait_for_function("new URLSearchParams(location.search).get('d_k') === '512'")
-    assert_shows_weights_of(page, Settings(d_k=512, scaling="sqrt", seed=0, **DEFAULT))
     page.screenshot(path=output_dir / "site-phone.png")
+    section = page.get_by_role("button", name="2. Saturation", exact=True)
+    section.scroll_into_view_if_needed()
+    box = section.bounding_box()
+    assert box["width"] >= 44 and box["height"] >= 30, box  # a section button takes a tap
+    page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_url("**section=saturation**")
+    wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0")
+    assert_shows_weights_of(page, Settings(d_k=512, scaling="sqrt", seed=0, **DEFAULT))
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
     # The sticky controls stay in reach further down, and leave most of the screen to plots.
+    open_section(page, "gradients")
     page.get_by_text(
         "The gradient that reaches the query (and so W_Q)"
     ).scroll_into_view_if_needed()
@@ -808,9 +935,11 @@ def test_everyone_can_use_it_from_the_keyboard_and_a_screen_reader(offline, site
         'slider "n (number of keys)"',
         'slider "variance v of q and k components"',
         'slider "temperature T"',
-        'button "Why scale at all? Why the square root?"',
+        'button "Why scale at all? Why √d_k?"',
         'button "increase seed"',
         'button "decrease seed"',
+        'button "1. Spread"',
+        'button "6. Numerical stability"',
     ):
         assert any(line.lstrip("-' ").startswith(name) for line in names), name
     d_k.press("ArrowRight")
@@ -822,7 +951,7 @@ def test_everyone_can_use_it_from_the_keyboard_and_a_screen_reader(offline, site
         "[getComputedStyle(a).outlineStyle, parseFloat(getComputedStyle(a).outlineWidth)]"
     )
     for control in (
-        page.get_by_role("button", name="Why scale at all? Why the square root?"),
+        page.get_by_role("button", name="Why scale at all? Why √d_k?"),
         page.get_by_role("button", name="none", exact=True),
     ):
         control.focus()
@@ -845,8 +974,6 @@ def test_per_view_scales_show_the_shape_of_extreme_scenarios(offline, site_url):
     page = offline.new_page()
     page.goto(site_url + "?d_k=1024&scaling=linear")
     wait_until_ready(page)
-    colours = page.evaluate(f"({MODELS_JS})('LogColorMapper').map((m) => [m.low, m.high])")
-    assert colours == [[pytest.approx(0.1 / 64), 1.0]]  # uniform 1/n sits mid-scale
     x_range = page.evaluate(
         f"({MODELS_JS})('Figure').filter((f) => f.name === 'histogram')"
         ".map((f) => [f.x_range.start, f.x_range.end])[0]"
@@ -859,6 +986,9 @@ def test_per_view_scales_show_the_shape_of_extreme_scenarios(offline, site_url):
     ]
     notes = page.evaluate(f"({MODELS_JS})('Label').map((m) => m.text)")
     assert any("1024× wider" in note or "wider" in note for note in notes), notes
+    open_section(page, "saturation")
+    colours = page.evaluate(f"({MODELS_JS})('LogColorMapper').map((m) => [m.low, m.high])")
+    assert colours == [[pytest.approx(0.1 / 64), 1.0]]  # uniform 1/n sits mid-scale
 
 
 class SlowStylesheetHandler(build.SiteHandler):
@@ -880,7 +1010,7 @@ def test_ready_waits_for_the_live_text_to_be_shown(offline, site):
     the old status said ready while the runtime line was still hidden (innerText '')."""
     with http_server(site, SlowStylesheetHandler) as url:
         page = offline.new_page()
-        page.goto(url + "?d_k=256&scaling=none")
+        page.goto(url + "?d_k=256&scaling=none&section=saturation")
         wait_until_ready(page)
         runtime = page.locator("p", has_text="Computed in your browser").inner_text()
         assert "numpy" in runtime
@@ -939,12 +1069,13 @@ def test_without_its_snapshot_the_page_starts_python_from_scratch(offline, site,
     with http_server(site, handler) as url:
         page = offline.new_page()
         console = Console(page)
-        page.goto(url + "?d_k=128&scaling=none")
+        page.goto(url + "?d_k=128&scaling=none&section=saturation")
         wait_until_ready(page, boot="scratch")
         assert "without the saved Python session" in page.locator("#lab-status").inner_text()
         assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
         # Live first, then trained in the background: the runs are those trained here.
         page.wait_for_function(TRAINED_JS, timeout=60_000)
+        open_section(page, "learning")
         assert_trained_as_here(page, train(Settings(d_k=128, scaling="none", **DEFAULT)))
         assert [e for e in console.errors if "404 (File not found)" not in e] == []
         page.close()
@@ -982,7 +1113,7 @@ def test_a_failed_load_says_so_instead_of_spinning(offline, site, missing):
         page.wait_for_function(f"() => {STATUS} === 'failed'", timeout=BOOT_TIMEOUT)
         assert "reload the page" in page.locator("#lab-status").inner_text()
         assert not page.evaluate("document.body.classList.contains('pn-loading')")
-        assert page.locator("canvas").count() >= 8
+        assert page.locator(".bk-Figure").count() == len(SECTIONS["spread"])
         page.close()
 
 
@@ -1064,16 +1195,9 @@ def test_quick_clicks_while_python_works_merge_into_one_update(offline, site_url
     page.close()
 
 
-# The training views are done: the title of the sweep no longer says "(training…)".
-TRAINED_JS = """() => {
-  const live = Bokeh.documents[Bokeh.documents.length - 1];  // not the prerendered one
-  return !live.get_model_by_name('training_sweep').title.text.includes('training');
-}"""
-
-
 def soak_actions(page, rng):
     """One random move: a key on a slider, a fast drag, a rule, a rule toggle or the seed."""
-    kind = rng.choice(["key", "key", "key", "drag", "rule", "toggle", "seed"])
+    kind = rng.choice(["key", "key", "key", "drag", "rule", "toggle", "seed", "section"])
     if kind == "key":
         slider_handle(page, rng.choice(SLIDERS)).press(rng.choice(SLIDER_KEYS))
     elif kind == "drag":
@@ -1092,6 +1216,8 @@ def soak_actions(page, rng):
     elif kind == "toggle":
         name = rule_key_label(rng.choice(list(SCALING_RULES)))
         page.get_by_role("button", name=name, exact=True).click()
+    elif kind == "section":
+        section_button(page, rng.choice(list(SECTIONS))).click()
     else:
         page.get_by_role("button", name=rng.choice(["New draw", "increase seed"])).click()
 
@@ -1130,6 +1256,7 @@ def test_a_thousand_fast_moves_leave_the_page_correct_and_its_memory_flat(
     assert notices == []
     scenario = {**DEFAULTS, **values}
     settings = Settings(**{name: scenario[name] for name in SETTINGS_FIELDS}, n_queries=64)
+    open_section(page, "saturation")
     assert_shows_weights_of(page, settings)
     shown = {name: slider_handle(page, name).get_attribute("aria-valuetext") for name in SLIDERS}
     assert shown.pop("alpha") == write_query(scenario)["alpha"]  # the sliders agree

@@ -1,10 +1,12 @@
 // All figures on screen in one PNG: each as its own save tool draws it (hidpi),
 // two to a row, under a line naming the scenario. (A CustomJS callback: names, the
 // figures' names in page order, and title. Names, not the figures: a figure the
-// callback held would stay in the document, and be updated, while off screen.)
-const views = names.map((name) => cb_obj.document.get_model_by_name(name))
-  .map((f) => f && window.Bokeh.index.find_one(f))
-  .filter((v) => v != null && v.el.offsetParent !== null);
+// callback held would stay in the document, and be updated, while off screen.
+// Bokeh.documents.at(-1) is the live page's: a built site keeps its prerendered one.)
+const models = [...window.Bokeh.documents.at(-1).all_models];
+const views = names.flatMap((name) => models.filter((m) => m.name === name))
+  .map((f) => window.Bokeh.index.find_one(f))
+  .filter((v) => v != null && v.el.isConnected && v.el.offsetParent !== null);
 const canvases = views.map((v) => v.export('png', true).canvas);
 if (canvases.length === 0) return;
 const ratio = window.devicePixelRatio || 1;
