@@ -120,9 +120,10 @@ def test_a_link_goes_live_and_the_keyboard_moves_d_k(engine, site_url, output_di
     engine.wait_for("!location.search.includes('section=')", timeout=30)
 
     # Formulas: subscripts drawn smaller than their base (d_k, not "dk"): 0.71 of it in
-    # Chromium and WebKit, 0.8 in Firefox (its math font's own script scale).
+    # Chromium and WebKit, 0.8 in Firefox (its math font's own script scale). The spread
+    # section's two formulas have four.
     ratios = script_to_base_sizes(engine)
-    assert len(ratios) >= 8 and max(ratios) < 0.9, ratios
+    assert len(ratios) >= 4 and max(ratios) < 0.9, ratios
     engine.screenshot(output_dir / f"engine-{engine.name}.png")
     assert engine.errors() == []
 

@@ -753,6 +753,7 @@ def test_a_course_page_embeds_the_views_a_teacher_picked(offline, site_url, tmp_
     page.get_by_role("button", name="Copy embed code").click()
     snippet = page.locator("textarea").input_value()
     assert "views=spread%2Cheatmap" in snippet and "d_k=512" in snippet
+    assert "section=" not in snippet
     height = int(snippet.split('height="')[1].split('"')[0])
     page.close()
 
