@@ -386,9 +386,9 @@ def main(argv=None):
                 site_handler.served.clear()
                 with http_server(folder, site_handler) as url:
                     runs[name].append(load_app(browser, url, moves if run == 0 else ()))
+                    served.setdefault(name, list(site_handler.served))
                     if moves:
                         runs[name][-1] |= first_press(browser, url)
-                served.setdefault(name, list(site_handler.served))
             floor_handler.served.clear()
             with http_server(floor_dir, floor_handler) as url:
                 runs["floor"].append(load_floor(browser, url))
