@@ -830,7 +830,7 @@ class AttentionLab(pn.viewable.Viewer):
         )
         self.full_lab_link.object = (
             f'<a href="{html.escape(full)}" target="_blank" rel="noopener">'
-            f"Open the full {TITLE} ↗</a> (explainer, all views, sharing)"
+            f"Open the full {TITLE} ↗</a> (explainer, every section, sharing)"
         )
         self.full_lab_link.visible = embed
         self._show_summary()
