@@ -41,14 +41,14 @@ from app.simulation import Settings, simulate, sweep
 
 MOVES = 40
 
-# Time of the first frame after the plots' data (the heatmap's, sent last of the
-# plots) and after the text summary (sent after the plots) change.
+# Time of the first frame after the plots' data (the first section's histogram; a move
+# sends all its data in one message) and after the text summary (sent after) change.
 HOOK_JS = """() => {
   window.__lab = {plots: 0, text: 0};
   const stamp = (key) => requestAnimationFrame(() => { window.__lab[key] = performance.now(); });
   Bokeh.documents[Bokeh.documents.length - 1].on_change((event) => {
     const name = event.model && event.model.name;
-    if (name === 'heatmap:weights') stamp('plots');
+    if (name === 'histogram:scaled') stamp('plots');
     if (event.model && (event.model.css_classes || []).includes('lab-summary')) stamp('text');
   });
 }"""
@@ -130,7 +130,7 @@ def class_run(label: str, args: tuple = ()):
             browser = launch(p)
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(url, timeout=PAGE_TIMEOUT * 1000)
-            wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0")
+            wait_for_source(page, "histogram:raw", "(d) => d.left.length > 0")
             page.evaluate(HOOK_JS)
             for n in VISITORS:
                 times, move = visitors_at_once(url, n, page)
@@ -160,7 +160,7 @@ def slider_moves():
             browser = launch(p)
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(url)
-            wait_for_source(page, "heatmap:weights", "(d) => d.image.length > 0")
+            wait_for_source(page, "histogram:raw", "(d) => d.left.length > 0")
             page.evaluate(HOOK_JS)
             d_k_moves, d_k_all = move_latencies(page, "d_k")  # d_k 64 <-> 128
             variance_moves, variance_all = move_latencies(page, "variance")  # variance 1 <-> 1.05
