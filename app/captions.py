@@ -250,6 +250,11 @@ SECTION_INTROS = {
 }
 
 
+def section_label(name: str) -> str:
+    """The label of section ``name``'s button: its number and title, "2. Saturation"."""
+    return f"{list(SECTION_INTROS).index(name) + 1}. {SECTION_INTROS[name][0]}"
+
+
 def _fmt(x: float) -> str:
     return f"{x:.3g}"
 

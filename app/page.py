@@ -17,6 +17,7 @@ import asyncio
 import functools
 import html
 import io
+import itertools
 import json
 import math
 import os
@@ -45,6 +46,7 @@ from app.captions import (
     key_css,
     row_summaries,
     rule_key_label,
+    section_label,
     summaries,
     summary_html,
     training_summaries,
@@ -263,20 +265,17 @@ class AttentionLab(pn.viewable.Viewer):
             )
         self.section_pick = pn.widgets.RadioButtonGroup(
             name="Section",
-            options={
-                f"{i}. {title}": name
-                for i, (name, (title, _)) in enumerate(SECTION_INTROS.items(), 1)
-            },
+            options={section_label(name): name for name in SECTIONS},
             value=s.section,
             button_type="primary",
             button_style="outline",
             sizing_mode="stretch_width",
-            stylesheets=[FOCUS_CSS, SECTIONS_CSS],
+            stylesheets=[FOCUS_CSS, WRAP_CSS, SECTIONS_CSS],
         )
         self.section_pick.param.watch(lambda e: setattr(s, "section", e.new), "value")
         s.param.watch(lambda e: setattr(self.section_pick, "value", e.new), "section")
         self.next_section = pn.widgets.Button(name="Next section →", width=260)
-        self.next_section.on_click(lambda _: self._turn_section(1))
+        self.next_section.on_click(lambda _: self._open_section(self._next_section()))
         self.new_draw = pn.widgets.Button(name="New draw", button_type="primary", width=110)
         self.new_draw.on_click(lambda _: setattr(s, "seed", random.randrange(SEED_RANGE[1] + 1)))
         self.shown_rules = pn.widgets.CheckButtonGroup(
@@ -443,8 +442,9 @@ class AttentionLab(pn.viewable.Viewer):
             if s.lecture and view in views:
                 self._lecture_view = views.index(view)
             if s.views is None:
-                s.section = section_of(view)
-            self._show_views()
+                self._open_section(section_of(view))
+            else:
+                self._show_views()
             self._scrolls += 1
             self.scroll.text = f"{view} {self._scrolls}"
 
@@ -781,10 +781,18 @@ class AttentionLab(pn.viewable.Viewer):
         if SECTIONS[event.new]:
             self.embed_views.value = list(SECTIONS[event.new])
 
-    def _turn_section(self, by: int):
-        """Open the next (``by`` = 1) or previous (-1) section."""
+    def _next_section(self) -> str | None:
+        """The section after the one on screen (None after the last)."""
         names = list(SECTIONS)
-        self.scenario.section = names[(names.index(self.scenario.section) + by) % len(names)]
+        return dict(itertools.pairwise(names)).get(self.scenario.section)
+
+    def _open_section(self, section: str):
+        """Put ``section`` on screen (its watcher lays it out), or lay out again the one
+        that is there."""
+        if section != self.scenario.section:
+            self.scenario.section = section
+        else:
+            self._show_views()
 
     def _show_views(self, *_):
         """Lay out what ``_shown_views`` says, and the section's words around it."""
@@ -802,11 +810,10 @@ class AttentionLab(pn.viewable.Viewer):
         self.section_intro.object = f"### {title}\n{intro}"
         self.section_intro.visible = not embed
         self.section_pick.visible = not (embed or s.lecture)
-        names = list(SECTIONS)
-        following = names[names.index(s.section) + 1 :][:1]
-        self.next_section.visible = bool(following) and not (embed or s.lecture)
+        following = self._next_section()
+        self.next_section.visible = following is not None and not (embed or s.lecture)
         if following:
-            self.next_section.name = f"Next: {SECTION_INTROS[following[0]][0]} →"
+            self.next_section.name = f"Next: {SECTION_INTROS[following][0]} →"
         self.key_note.visible = self.summary_title.visible = bool(shown)
         self.stability.visible = not embed and s.section == "stability"
         self.header.visible = self.share.visible = not embed
@@ -839,10 +846,8 @@ class AttentionLab(pn.viewable.Viewer):
         """Show the next (``by`` = 1) or previous (-1) view in lecture mode, and open its
         section."""
         self._lecture_view += by
-        s = self.scenario
-        view = self._lecture_views()[self._lecture_view]
-        if s.views is None and section_of(view) != s.section:
-            s.section = section_of(view)  # which shows the view
+        if self.scenario.views is None:
+            self._open_section(section_of(self._lecture_views()[self._lecture_view]))
         else:
             self._show_views()
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.captions import SECTION_INTROS
+from app.captions import SECTION_INTROS, section_label
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 CHROMIUM_ARGS = [
@@ -214,9 +214,7 @@ SECTION_SOURCES = {
 
 def section_button(page, name):
     """The section picker's button for section ``name``: "2. Saturation"."""
-    number = list(SECTION_INTROS).index(name) + 1
-    label = f"{number}. {SECTION_INTROS[name][0]}"
-    return page.get_by_role("button", name=label, exact=True)
+    return page.get_by_role("button", name=section_label(name), exact=True)
 
 
 def open_section(page, name, key=None):

@@ -21,7 +21,7 @@ from engines import D_K_HANDLE_JS, DEEP_JS, ENGINES, open_engine
 from test_site import DEFAULT, WEIGHT_RTOL, MissingFileHandler
 
 import build
-from app.captions import SECTION_INTROS
+from app.captions import SECTION_INTROS, section_label
 from app.scenario import SECTIONS
 from app.simulation import Settings, simulate
 
@@ -81,8 +81,7 @@ def script_to_base_sizes(engine) -> list[float]:
 def open_section_js(name: str) -> str:
     """JS that presses section ``name``'s button and is true once its views are on screen
     (evaluate it until it is)."""
-    title = SECTION_INTROS[name][0]
-    label = f"{list(SECTION_INTROS).index(name) + 1}. {title}"
+    title, label = SECTION_INTROS[name][0], section_label(name)
     figures = len(SECTIONS[name])
     return f"""(() => {{
       const heading = {DEEP_JS}('h3').some((h) => h.textContent === {json.dumps(title)});
