@@ -798,7 +798,7 @@ def is_stale(site: Path) -> bool:
         REPO / "pyproject.toml",
         *BUILD_TEMPLATES,
         THEORY,
-        *(REPO / "app").glob("*.py"),
+        *(REPO / "app").rglob("*.py"),
         *(REPO / "app" / "assets").iterdir(),
     ]
     return max(p.stat().st_mtime for p in sources) > index.stat().st_mtime

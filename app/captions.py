@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 from app import softmax, theory
-from app.plots import MARKER_SYMBOLS, RULE_COLORS, RULE_MARKERS, RULE_NAMES
+from app.style import MARKER_SYMBOLS, RULE_COLORS, RULE_MARKERS, RULE_NAMES
 from app.simulation import (
     MAX_WEIGHT_TEX,
     QUERY_GRAD_TEX,

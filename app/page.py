@@ -3,8 +3,9 @@
 ``Scenario`` holds the value of every control; ``AttentionLab`` wires the
 widgets to it (through their throttled values, so a fast drag never queues
 stale work), recomputes with ``app.simulation`` and pushes new data into the
-figures of ``app.plots``. The same object runs under ``panel serve``, in a
-notebook and in Pyodide.
+figures of the sections on screen (``app.sections``): a section is built when
+it first comes on screen, and brought up to date whenever it does. The same
+object runs under ``panel serve``, in a notebook and in Pyodide.
 
 The page is *live* once the scenario of its link is applied: at once under
 ``panel serve``; in the browser build when the page has told the worker its
@@ -52,8 +53,6 @@ from app.captions import (
     training_summaries,
 )
 from app.export import scenario_csv
-from app.plots import RULE_NAMES, Plots
-from app.precision import EXP_LIMITS, STABLE_SOFTMAX_NOTE, naive_overflow_shares
 from app.questions import QUESTIONS, Evidence, question
 from app.scenario import (
     ALPHA_LABELS,
@@ -74,6 +73,9 @@ from app.scenario import (
     section_of,
     write_query,
 )
+from app.sections import SECTION_FIGURES, VIEW_TITLES, Results
+from app.sections.figures import model_heads_source
+from app.sections.stability import Stability
 from app.simulation import (
     SCALING_RULES,
     Settings,
@@ -83,6 +85,7 @@ from app.simulation import (
     simulate,
     sweep,
 )
+from app.style import RULE_NAMES
 from app.training import PAGE_TOKENS, training_steps, training_sweep
 
 TITLE = "Attention Scaling Lab"
@@ -96,7 +99,7 @@ THEORY_PAGE = "theory.html"  # docs/theory.md, rendered beside the built site's 
 SMALL = {"font-size": "0.9em"}
 LAYOUT_STYLES = {"max-width": "1400px", "margin": "0 auto"}
 # Lecture mode, for a projector: every widget's and pane's type larger (Bokeh's widgets
-# read --bokeh-font-size; the figures' own text is set by Plots.show_lecture).
+# read --bokeh-font-size; the figures' own text is set by SectionFigures.show_lecture).
 LECTURE_STYLES = {"font-size": "20px", "--bokeh-font-size": "18px"}
 # The runs at every d_k are computed in these groups, the current d_k's first; between
 # groups the page's own changes go first, and a change of scenario cancels the rest.
@@ -178,7 +181,10 @@ class AttentionLab(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.scenario = Scenario()
-        self.plots = Plots()
+        # Built when first on screen (_section); what each has not yet shown (_refresh).
+        self.sections, self.cards = {}, {}
+        self._stale = {name: set(kind.READS) for name, kind in SECTION_FIGURES.items()}
+        self._models = model_heads_source()  # shared by every figure against d_k
         self._applied_search = None
         self._runs, self._runs_for = {}, None  # {d_k: {rule: TrainingRun}}, and for what
         self._revealed, self._scrolls = False, 0  # the open question's answer; scroll count
@@ -197,6 +203,9 @@ class AttentionLab(pn.viewable.Viewer):
         else:
             self._train_now()
         self._show_views()
+        if os.environ.get(SNAPSHOT_ENV):  # built in the snapshot, not when first opened
+            for name in SECTIONS:
+                self._section(name)
         location = pn.state.location
         if os.environ.get(PRERENDER_ENV):
             return  # the prerendered page stays "loading": its controls cannot act
@@ -286,7 +295,7 @@ class AttentionLab(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             stylesheets=[key_css(), FOCUS_CSS],
         )
-        self.shown_rules.param.watch(lambda e: self.plots.show_rules(e.new), "value")
+        self.shown_rules.param.watch(self._show_rules, "value")
         self.row_pick = pn.widgets.Select(
             name="Query row",
             options={"the median row": -1, **{str(i + 1): i for i in range(Settings.n_queries)}},
@@ -334,30 +343,88 @@ class AttentionLab(pn.viewable.Viewer):
         with hold():
             if curves:
                 self.curves = _swept(settings)
-                self.plots.show_curves(self.curves, settings)
             snap = self._snap = simulate(settings)
             unscaled = self._unscaled = snap.q @ snap.k.T / settings.temperature
-            medians = {name: float(np.median(v)) for name, v in row_metrics(snap).items()}
-            share = float(saturated_share(snap.max_weight))
-            self.plots.show_snapshot(snap, unscaled, medians, share)
-            self._lines = summaries(settings, snap, unscaled, medians, share, self.curves)
-            self.precision.object = precision_html(snap.logits)
-            self._show_row()
+            self._medians = {name: float(np.median(v)) for name, v in row_metrics(snap).items()}
+            self._share = float(saturated_share(snap.max_weight))
+            self._lines = summaries(
+                settings, snap, unscaled, self._medians, self._share, self.curves
+            )
+            self._choose_row()
+            self._refresh(*(["curves"] * curves), "snapshot", "row")
 
-    def _show_row(self):
+    def _choose_row(self):
         """The query row up close (the picked one, or the median row) and its words."""
         snap = self._snap
         self._row = self.row_pick.value if self.row_pick.value >= 0 else median_row(snap)
-        self.plots.show_row(snap, self._unscaled, self._row)
         self._lines |= row_summaries(snap, self._unscaled, self._row)
 
     def _pick_row(self):
         """Another row picked: its views, their words, and an answer that reads the row.
         (A move shows the summary and the answer once, after the training views.)"""
         with hold():
-            self._show_row()
+            self._choose_row()
+            self._refresh("row")
             self._show_summary()
             self._show_answer()
+
+    def _results(self) -> Results:
+        return Results(
+            settings=self.scenario.settings(),
+            curves=self.curves,
+            snap=self._snap,
+            unscaled=self._unscaled,
+            medians=self._medians,
+            share=self._share,
+            row=self._row,
+            runs=self._runs,
+            complete=len(self._runs) == len(D_K_OPTIONS),
+        )
+
+    # --- sections ------------------------------------------------------------------------
+
+    def _section(self, name: str):
+        """Section ``name``'s figures (or table), built the first time it is asked for."""
+        if name not in self.sections:
+            kind = SECTION_FIGURES[name]
+            built = kind(self.precision) if kind is Stability else kind(self._models)
+            built.show_rules(self.shown_rules.value)
+            built.show_lecture(self.scenario.lecture)
+            self.sections[name] = built
+        return self.sections[name]
+
+    def _sections_on_screen(self) -> list[str]:
+        s = self.scenario
+        names = {section_of(view) for view in self._shown_views()}
+        if s.views is None and s.section == "stability":
+            names.add("stability")
+        return [name for name in SECTIONS if name in names]
+
+    def _refresh(self, *parts: str):
+        """``parts`` of the results changed: show them in the sections on screen; the
+        others show them when they come on screen."""
+        for name, kind in SECTION_FIGURES.items():
+            self._stale[name] |= kind.READS & set(parts)
+        self._show_stale()
+
+    def _show_stale(self):
+        """Bring the sections on screen up to date (building any never shown)."""
+        results = None
+        for name in self._sections_on_screen():
+            section = self._section(name)
+            if self._stale[name]:
+                results = results or self._results()
+                section.show(results, self._stale[name])
+                self._stale[name] = set()
+
+    def _show_rules(self, event):
+        for section in self.sections.values():
+            section.show_rules(event.new)
+
+    def _titles(self) -> dict[str, str]:
+        """Every view's title as on screen."""
+        shown = self.sections.values()
+        return VIEW_TITLES | {key: f.title.text for s in shown for key, f in s.figures.items()}
 
     # --- training ------------------------------------------------------------------------
 
@@ -405,10 +472,8 @@ class AttentionLab(pn.viewable.Viewer):
         s = self.scenario
         runs = self._runs.get(s.d_k)
         complete = len(self._runs) == len(D_K_OPTIONS)
-        self.plots.show_training(runs, s.scaling, complete)
+        self._refresh("training")
         self.training_state.text = "trained" if complete else "training"
-        if complete:
-            self.plots.show_training_sweep(self._runs, s.d_k, s.scaling)
         self._lines |= training_summaries(
             s.settings(), s.learning_rate, s.training()[0].n_keys, runs, self._runs, complete
         )
@@ -486,8 +551,7 @@ class AttentionLab(pn.viewable.Viewer):
         self.steps_row.visible = count > 1
 
     def _show_summary(self):
-        titles = {key: fig.title.text for key, fig in self.plots.figures.items()}
-        self.summary.object = summary_html(titles, self._lines, self._shown_views())
+        self.summary.object = summary_html(self._titles(), self._lines, self._shown_views())
 
     # --- URL -----------------------------------------------------------------------------
 
@@ -555,7 +619,7 @@ class AttentionLab(pn.viewable.Viewer):
         )
         self.embed_views = pn.widgets.CheckBoxGroup(
             name="Views to embed",
-            options={self.plots.figures[key].title.text: key for key in VIEWS},
+            options={VIEW_TITLES[key]: key for key in VIEWS},
             value=list(SECTIONS[self.scenario.section]),
             inline=False,
         )
@@ -655,7 +719,6 @@ class AttentionLab(pn.viewable.Viewer):
             css_classes=["lab-controls"],
             name="lab-controls",
         )
-        self.cards = {key: self._card(key) for key in VIEWS}
         # Only the views on screen are in the grid (_show_views): a figure out of it is
         # out of the browser's document, so a move neither sends nor draws its data; it
         # comes back with the data of the scenario on screen then.
@@ -738,11 +801,16 @@ class AttentionLab(pn.viewable.Viewer):
         )
 
     def _card(self, key):
+        """View ``key``'s figure with its caption and formula (built once, when first
+        on screen)."""
+        if key in self.cards:
+            return self.cards[key]
         caption, formula = CAPTIONS[key]
         above = [self.row_pick] if key == "row_logits" else []
-        return pn.Column(
+        figure = self._section(section_of(key)).figures[key]
+        self.cards[key] = pn.Column(
             *above,
-            pn.pane.Bokeh(self.plots.figures[key], sizing_mode="stretch_width"),
+            pn.pane.Bokeh(figure, sizing_mode="stretch_width"),
             pn.pane.Markdown(caption, sizing_mode="stretch_width", margin=(0, 10)),
             pn.pane.LaTeX(
                 formula_html(formula),
@@ -754,6 +822,7 @@ class AttentionLab(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             name=f"view:{key}",
         )
+        return self.cards[key]
 
     def _lecture_views(self) -> list[str]:
         """The views lecture mode steps through: the embed layout's, or every view."""
@@ -805,7 +874,8 @@ class AttentionLab(pn.viewable.Viewer):
             if section and views[self._lecture_view] not in section:
                 self._lecture_view = views.index(section[0])
         shown = self._shown_views()
-        self.grid.objects = [self.cards[key] for key in shown]
+        self._show_stale()  # their data first: a view comes on screen with it
+        self.grid.objects = [self._card(key) for key in shown]
         title, intro = SECTION_INTROS[s.section]
         self.section_intro.object = f"### {title}\n{intro}"
         self.section_intro.visible = not embed
@@ -823,11 +893,12 @@ class AttentionLab(pn.viewable.Viewer):
         # hardly depends on its width, so the embed code's height fits (EMBED_HEIGHT).
         self.grid.styles = _grid(10_000 if embed or s.lecture else 420)
         self.layout.styles = {**LAYOUT_STYLES, **(LECTURE_STYLES if s.lecture else {})}
-        self.plots.show_lecture(s.lecture)
+        for section in self.sections.values():
+            section.show_lecture(s.lecture)
         self.lecture_nav.visible = s.lecture
         self.lecture_where.object = (
             f"View {self._lecture_view + 1} of {len(views)}: "
-            f"<b>{html.escape(self.plots.figures[views[self._lecture_view]].title.text)}</b>"
+            f"<b>{html.escape(self._titles()[views[self._lecture_view]])}</b>"
         )
         self.previous_view.disabled = self._lecture_view == 0
         self.next_view.disabled = self._lecture_view == len(views) - 1
@@ -864,23 +935,6 @@ def _text_pane(css_class: str) -> pn.pane.HTML:
         sizing_mode="stretch_width",
         margin=(0, 10),
         styles=SMALL,
-    )
-
-
-def precision_html(logits: np.ndarray) -> str:
-    """The largest logit beside each format's largest argument of exp, and the share
-    of rows whose naive softmax (no subtraction of the row maximum) would overflow."""
-    largest = float(logits.max())
-    shares = naive_overflow_shares(logits)
-    rows = "".join(
-        f"<tr><td>{name}</td><td>{limit:.3f}</td><td>{shares[name]:.0%}</td></tr>"
-        for name, limit in EXP_LIMITS.items()
-    )
-    return (
-        f"<p>The largest logit now: <b>{largest:.4g}</b>.</p>"
-        "<table><thead><tr><th>format</th><th>largest argument of exp</th>"
-        "<th>rows whose naive softmax overflows</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table><p>{html.escape(STABLE_SOFTMAX_NOTE)}</p>"
     )
 
 

@@ -23,7 +23,7 @@ from fractions import Fraction
 import numpy as np
 
 from app import softmax, theory
-from app.plots import MODEL_HEADS, RULE_NAMES
+from app.style import MODEL_HEADS, RULE_NAMES
 from app.precision import EXP_LIMITS, naive_overflow_shares
 from app.simulation import SATURATION, Settings, Snapshot, layer_norm, simulate
 from app.training import DEFAULT_STEPS

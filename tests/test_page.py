@@ -21,7 +21,7 @@ from playwright.sync_api import sync_playwright
 
 from app import theory
 from app.page import SESSION_DELAY_ENV
-from app.plots import CURVE_FIGURES
+from app.sections.figures import CURVE_FIGURES
 from app.scenario import SECTIONS, section_of
 from app.simulation import SCALING_RULES, Settings, row_metrics, simulate
 

@@ -42,7 +42,8 @@ from test_questions import evidence
 import build
 from app import theory
 from app.captions import rule_key_label
-from app.plots import ROW_FIGURES, RULE_COLORS, RULE_NAMES
+from app.sections.query import ROW_FIGURES
+from app.style import RULE_COLORS, RULE_NAMES
 from app.precision import EXP_LIMITS, naive_overflow_shares
 from app.questions import QUESTIONS, TRAINING_PENDING, question
 from app.scenario import (
