@@ -481,7 +481,7 @@ def convert(site: Path, app_wheel: Path | None = None):
         prelude = WORKER_PRELUDE.read_text().replace('"PANEL_ROOT"', f'"{PANEL_ROOT}"')
         panel_convert.PRE = prelude + panel_convert.PRE
     say("converting app/main.py with Panel (prerendering the default scenario)")
-    from app.page import PRERENDER_ENV
+    from app.environment import PRERENDER_ENV
 
     os.environ[PRERENDER_ENV] = "1"
     with contextlib.chdir(REPO):

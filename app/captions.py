@@ -12,7 +12,6 @@ import re
 import numpy as np
 
 from app import softmax, theory
-from app.style import MARKER_SYMBOLS, RULE_COLORS, RULE_MARKERS, RULE_NAMES
 from app.simulation import (
     MAX_WEIGHT_TEX,
     QUERY_GRAD_TEX,
@@ -20,6 +19,7 @@ from app.simulation import (
     SOFTMAX_TEX,
     Settings,
 )
+from app.style import MARKER_SYMBOLS, RULE_COLORS, RULE_MARKERS, RULE_NAMES
 from app.training import (
     ACCURACY_TEX,
     DEFAULT_STEPS,

@@ -5,7 +5,8 @@ import time
 
 import panel as pn
 
-from app.page import SESSION_DELAY_ENV, TITLE, AttentionLab
+from app.environment import SESSION_DELAY_ENV
+from app.page import TITLE, AttentionLab
 
 pn.extension("katex", design="native")
 

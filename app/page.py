@@ -1,11 +1,11 @@
-"""The Panel page: controls, plots with captions, explainer, URL sync, embed code.
+"""The Panel page: the sections on screen, the controls beside them, URL sync, sharing.
 
-``Scenario`` holds the value of every control; ``AttentionLab`` wires the
-widgets to it (through their throttled values, so a fast drag never queues
-stale work), recomputes with ``app.simulation`` and pushes new data into the
-figures of the sections on screen (``app.sections``): a section is built when
-it first comes on screen, and brought up to date whenever it does. The same
-object runs under ``panel serve``, in a notebook and in Pyodide.
+``AttentionLab`` wires the controls (``app.controls``) to its ``Scenario``,
+recomputes with ``app.simulation`` and pushes new data into the figures of the
+sections on screen (``app.sections``): a section is built when it first comes
+on screen, and brought up to date whenever it does. The training runs are
+computed in the background (``app.background``). The same object runs under
+``panel serve``, in a notebook and in Pyodide.
 
 The page is *live* once the scenario of its link is applied: at once under
 ``panel serve``; in the browser build when the page has told the worker its
@@ -14,30 +14,20 @@ the hidden ``lab-state`` marker says ``loading``; the page's status bar waits
 for ``live`` before it says ready.
 """
 
-import asyncio
-import functools
 import html
 import io
 import itertools
-import json
-import math
-import os
-import platform
 import random
-import sys
-import time
-from dataclasses import replace
 from functools import partial
 from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
 import panel as pn
-import param
-from bokeh.models import CustomJS, CustomJSTickFormatter, Div
-from panel.custom import JSComponent
+from bokeh.models import CustomJS, Div
 from panel.io import hold
 
 from app.asset import asset
+from app.background import swept, train_in_groups, trained
 from app.captions import (
     CAPTIONS,
     EXPLAINER,
@@ -52,22 +42,16 @@ from app.captions import (
     summary_html,
     training_summaries,
 )
+from app.controls import FOCUS_CSS, WRAP_CSS, ControlNames, Scenario, scenario_widgets
+from app.environment import in_browser, making_snapshot, prerendering, runtime, theory_link
 from app.export import scenario_csv
 from app.questions import QUESTIONS, Evidence, question
 from app.scenario import (
-    ALPHA_LABELS,
-    ALPHA_OPTIONS,
     D_K_OPTIONS,
     DEFAULTS,
     FIELDS,
-    FIRST_SECTION,
-    LEARNING_RATE_OPTIONS,
-    N_KEYS_OPTIONS,
     SECTIONS,
     SEED_RANGE,
-    SETTINGS_FIELDS,
-    TEMPERATURE_RANGE,
-    VARIANCE_RANGE,
     VIEWS,
     read_query,
     section_of,
@@ -83,32 +67,14 @@ from app.simulation import (
     row_metrics,
     saturated_share,
     simulate,
-    sweep,
 )
-from app.style import RULE_NAMES
-from app.training import PAGE_TOKENS, training_steps, training_sweep
 
 TITLE = "Attention Scaling Lab"
-PRERENDER_ENV = "ATTENTION_LAB_PRERENDER"  # set by build.py while it prerenders the page
-SNAPSHOT_ENV = "ATTENTION_LAB_SNAPSHOT"  # set by static/make_snapshot.js while it builds the page
-# Seconds app/main.py waits before it builds a session's page: set by the tests only, to
-# check they wait for a server as slow as a slower machine's (tests/browser.py).
-SESSION_DELAY_ENV = "ATTENTION_LAB_SESSION_DELAY"
-THEORY_PAGE = "theory.html"  # docs/theory.md, rendered beside the built site's index.html
-
 SMALL = {"font-size": "0.9em"}
 LAYOUT_STYLES = {"max-width": "1400px", "margin": "0 auto"}
 # Lecture mode, for a projector: every widget's and pane's type larger (Bokeh's widgets
 # read --bokeh-font-size; the figures' own text is set by SectionFigures.show_lecture).
 LECTURE_STYLES = {"font-size": "20px", "--bokeh-font-size": "18px"}
-# The runs at every d_k are computed in these groups, the current d_k's first; between
-# groups the page's own changes go first, and a change of scenario cancels the rest.
-# Training starts once the controls have rested this long (s): a drag is not held up.
-TRAINING_GROUPS = [D_K_OPTIONS[i : i + 2] for i in range(0, len(D_K_OPTIONS), 2)]
-TRAINING_DELAY = 0.25
-# In the browser, training gives way to the page's own changes this often (s): a key
-# press while it trains waits at most this long (a group took about 1 s).
-TRAINING_SLICE = 0.02
 assert set(CAPTIONS) == set(VIEWS)
 
 # The embed layout's height at an iframe width of 480 to 960 px (one column of
@@ -120,59 +86,11 @@ EMBED_HEIGHT = {"base": 680, "per_view": 420}
 BODY_CSS = asset("layout.css")
 MATH_CSS = asset("formulas.css")
 PHONE_CSS = asset("phone.css")
-TOUCH_CSS = asset("touch.css")
 SECTIONS_CSS = asset("sections.css")
-WRAP_CSS = asset("wrap.css")
 TEXT_CSS = asset("text.css")
-FOCUS_CSS = asset("focus.css")
-CONTROL_NAMES_JS = asset("control_names.js")
 SCROLL_JS = asset("scroll.js")
 SAVE_FIGURES_JS = asset("save_figures.js")
 EMBED_JS = asset("embed.js")
-
-
-class ControlNames(JSComponent):
-    """Invisible: names every slider handle and spinner button, with slider values as text."""
-
-    _esm = CONTROL_NAMES_JS
-
-
-class Scenario(param.Parameterized):
-    """The value of every control: everything a shared link pins down."""
-
-    d_k = param.Selector(default=DEFAULTS["d_k"], objects=D_K_OPTIONS, doc="Key dimension.")
-    variance = param.Number(DEFAULTS["variance"], bounds=VARIANCE_RANGE, doc="Component variance.")
-    scaling = param.Selector(default=DEFAULTS["scaling"], objects=list(SCALING_RULES))
-    alpha = param.Selector(
-        default=DEFAULTS["alpha"], objects=ALPHA_OPTIONS, doc="The power rule's exponent."
-    )
-    n_keys = param.Selector(default=DEFAULTS["n_keys"], objects=N_KEYS_OPTIONS)
-    temperature = param.Number(DEFAULTS["temperature"], bounds=TEMPERATURE_RANGE)
-    seed = param.Integer(DEFAULTS["seed"], bounds=SEED_RANGE)
-    learning_rate = param.Selector(
-        default=DEFAULTS["learning_rate"], objects=LEARNING_RATE_OPTIONS, doc="Of the training run."
-    )
-    section = param.Selector(
-        default=FIRST_SECTION, objects=list(SECTIONS), doc="The section on screen."
-    )
-    views = param.List(
-        default=None, allow_None=True, doc="The views of the embed layout; None: the full page."
-    )
-    question = param.Selector(
-        default=None, objects=[None, *(q.slug for q in QUESTIONS)], doc="The open question."
-    )
-    lecture = param.Boolean(default=False, doc="Lecture mode: large type, one view at a time.")
-    step = param.Integer(default=0, bounds=(0, None), doc="Its step, from 0.")
-
-    def settings(self) -> Settings:
-        return Settings(**{name: getattr(self, name) for name in SETTINGS_FIELDS})
-
-    def training(self) -> tuple[Settings, float]:
-        """What the training runs at every d_k depend on: the settings but d_k and the
-        rule (given fixed values), with at most PAGE_TOKENS tokens; the learning rate."""
-        s = self.settings()
-        n = min(s.n_keys, PAGE_TOKENS)
-        return replace(s, d_k=1, scaling=SCALING_RULES[0], n_keys=n), self.learning_rate
 
 
 class AttentionLab(pn.viewable.Viewer):
@@ -196,20 +114,20 @@ class AttentionLab(pn.viewable.Viewer):
         self.scenario.param.watch(lambda _: self._write_url(), ["lecture", "section"])
         self.scenario.param.watch(self._open_question, ["question", "step"])
         self._update(curves=True)
-        if sys.platform == "emscripten" and not os.environ.get(SNAPSHOT_ENV):
+        if in_browser() and not making_snapshot():
             # Python started from scratch in a browser (no snapshot): the page goes live
             # first, and trains in the background then (see _go_live).
             self._show_training()
         else:
             self._train_now()
         self._show_views()
-        if os.environ.get(SNAPSHOT_ENV):  # built in the snapshot, not when first opened
+        if making_snapshot():  # built in the snapshot, not when first opened
             for name in SECTIONS:
                 self._section(name)
         location = pn.state.location
-        if os.environ.get(PRERENDER_ENV):
+        if prerendering():
             return  # the prerendered page stays "loading": its controls cannot act
-        if sys.platform == "emscripten" and location is not None:
+        if in_browser() and location is not None:
             # The worker learns the page's URL after it has rendered: the location
             # message sets href (and search, if any), then the link's scenario applies.
             location.param.watch(lambda *_: self._go_live(), ["href", "search"])
@@ -223,55 +141,7 @@ class AttentionLab(pn.viewable.Viewer):
 
     def _build_widgets(self):
         s = self.scenario
-        self.widgets = {
-            "d_k": _power_of_two_slider("d_k (key dimension)", D_K_OPTIONS, s.d_k),
-            "scaling": pn.widgets.RadioButtonGroup(
-                name="Scaling rule",
-                options={RULE_NAMES[r]: r for r in SCALING_RULES},
-                value=s.scaling,
-                button_type="primary",
-                button_style="outline",
-                stylesheets=[FOCUS_CSS, WRAP_CSS],
-            ),
-            "alpha": _options_slider(
-                "α of the ÷ d_k^α rule (1/2: √d_k)", ALPHA_OPTIONS, s.alpha, ALPHA_LABELS
-            ),
-            "variance": _float_slider(
-                "variance v of q and k components", VARIANCE_RANGE, s.variance
-            ),
-            "n_keys": _power_of_two_slider("n (number of keys)", N_KEYS_OPTIONS, s.n_keys),
-            "temperature": _float_slider("temperature T", TEMPERATURE_RANGE, s.temperature),
-            "learning_rate": _options_slider(
-                "learning rate η of the training run", LEARNING_RATE_OPTIONS, s.learning_rate
-            ),
-            "seed": pn.widgets.IntInput(
-                name="seed", start=SEED_RANGE[0], end=SEED_RANGE[1], value=s.seed, width=140
-            ),
-        }
-        for name, widget in self.widgets.items():
-            widget.sizing_mode = widget.sizing_mode or "stretch_width"
-            if "value_throttled" in widget.param:  # a slider
-                widget.stylesheets = [*widget.stylesheets, TOUCH_CSS]
-            # In the browser build a slider acts while it is dragged: the worker takes
-            # the next value only when it is done with the last (build.WORKER_IDLE).
-            # A server would queue every value of a drag, so there it acts on release.
-            live = _in_browser_build() or "value_throttled" not in widget.param
-            throttled = "value" if live else "value_throttled"
-            # Panel counts every widget change in state.busy (for a busy indicator this
-            # page does not use), editing every parameter of pn.state four times per
-            # change: about a quarter of the Python time of a slider move in Pyodide.
-            widget._busy__ignore = list(widget.param)
-            to_value, from_value = _SLIDER_SCALES.get(name, (_same, _same))
-            widget.param.watch(
-                lambda e, name=name, to_value=to_value: setattr(
-                    self.scenario, name, to_value(e.new)
-                ),
-                throttled,
-            )
-            s.param.watch(
-                lambda e, w=widget, from_value=from_value: setattr(w, "value", from_value(e.new)),
-                name,
-            )
+        self.widgets = scenario_widgets(s)
         self.section_pick = pn.widgets.RadioButtonGroup(
             name="Section",
             options={section_label(name): name for name in SECTIONS},
@@ -342,7 +212,7 @@ class AttentionLab(pn.viewable.Viewer):
         settings = self.scenario.settings()
         with hold():
             if curves:
-                self.curves = _swept(settings)
+                self.curves = swept(settings)
             snap = self._snap = simulate(settings)
             unscaled = self._unscaled = snap.q @ snap.k.T / settings.temperature
             self._medians = {name: float(np.median(v)) for name, v in row_metrics(snap).items()}
@@ -432,7 +302,7 @@ class AttentionLab(pn.viewable.Viewer):
         """Train at every d_k for the current scenario, all at once (a new page)."""
         self._runs_for = self.scenario.training()
         settings, learning_rate = self._runs_for
-        self._runs = dict(_trained(settings, learning_rate))  # a copy: more runs join it
+        self._runs = dict(trained(settings, learning_rate))  # a copy: more runs join it
         self._show_training()
 
     def _train_later(self):
@@ -444,28 +314,24 @@ class AttentionLab(pn.viewable.Viewer):
             return
         self._runs_for, self._runs = wanted, {}
         self._show_training()
-        pn.state.execute(partial(self._train_in_groups, self._runs_for))
+        runs_for = self._runs_for
+        pn.state.execute(
+            partial(
+                train_in_groups,
+                *runs_for,
+                first_d_k=self.scenario.d_k,
+                wanted=lambda: runs_for == self._runs_for,
+                add=self._add_runs,
+            )
+        )
 
-    async def _train_in_groups(self, runs_for):
-        settings, learning_rate = runs_for
-        groups = sorted(TRAINING_GROUPS, key=lambda group: self.scenario.d_k not in group)
-        await asyncio.sleep(TRAINING_DELAY)
-        for group in groups:
-            await asyncio.sleep(0)  # the page's own changes go first
-            if runs_for != self._runs_for:
-                return  # the scenario changed: its own training is under way
-            if sys.platform == "emscripten":  # no threads: let a move in between the steps
-                steps = training_steps(settings, group, learning_rate=learning_rate)
-                runs = await _between_steps(steps, lambda: runs_for != self._runs_for)
-            else:  # a server's event loop serves every session: keep it free meanwhile
-                train = partial(training_sweep, settings, group, learning_rate=learning_rate)
-                runs = await asyncio.get_running_loop().run_in_executor(None, train)
-            if runs_for != self._runs_for:
-                return
-            self._runs |= runs
-            if self.scenario.d_k in group or len(self._runs) == len(D_K_OPTIONS):
-                with hold():  # the current d_k's runs, or the sweep (else nothing new shows)
-                    self._show_training()
+    def _add_runs(self, runs: dict, group: list[int]):
+        """A group of d_k trained (``background.train_in_groups``): show the current
+        d_k's runs, or the sweep once complete (else nothing new shows)."""
+        self._runs |= runs
+        if self.scenario.d_k in group or len(self._runs) == len(D_K_OPTIONS):
+            with hold():
+                self._show_training()
 
     def _show_training(self):
         """The runs at the current d_k (once computed) and the sweep (once complete)."""
@@ -774,7 +640,7 @@ class AttentionLab(pn.viewable.Viewer):
         self.header = pn.Column(
             pn.pane.Markdown(
                 f"# {TITLE}\nWhy attention divides Q Kᵀ by √d_k: move the sliders and watch "
-                f"the softmax saturate. {_theory_link()}",
+                f"the softmax saturate. {theory_link()}",
                 sizing_mode="stretch_width",
                 stylesheets=[TEXT_CSS],
             ),
@@ -791,7 +657,7 @@ class AttentionLab(pn.viewable.Viewer):
             self.header,
             self.notice,
             self.body,
-            pn.pane.Markdown(_runtime(), name="runtime", styles=SMALL),
+            pn.pane.Markdown(runtime(), name="runtime", styles=SMALL),
             pn.pane.Bokeh(self.state),
             pn.pane.Bokeh(self.training_state),
             pn.pane.Bokeh(self.scroll),
@@ -951,47 +817,6 @@ def _grid(min_width: int) -> dict:
     }
 
 
-async def _between_steps(steps, cancelled):
-    """Run the generator ``steps`` (``training.training_steps``) to its end, giving way
-    to waiting events every TRAINING_SLICE seconds; its result, or None once
-    ``cancelled()``."""
-    given_way = time.perf_counter()
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value
-        if time.perf_counter() - given_way > TRAINING_SLICE:
-            await asyncio.sleep(0)
-            if cancelled():
-                return None
-            given_way = time.perf_counter()
-
-
-def _shared(maxsize: int):
-    """Keep a function's last ``maxsize`` results for every session of a server, which
-    builds a page for each visitor, most of them at the default scenario. In a browser
-    the page is the only session: nothing is kept (in the snapshot's heap, the results
-    kept took 13 MB more, compressed). The results are shared: never change them."""
-    return (
-        (lambda function: function)
-        if sys.platform == "emscripten"
-        else functools.lru_cache(maxsize)
-    )
-
-
-@_shared(maxsize=32)
-def _swept(settings: Settings) -> dict:
-    """``sweep`` over every d_k on the slider."""
-    return sweep(settings, D_K_OPTIONS)
-
-
-@_shared(maxsize=8)
-def _trained(settings: Settings, learning_rate: float) -> dict:
-    """``training_sweep`` at every d_k on the slider (about 0.8 s in CPython)."""
-    return training_sweep(settings, D_K_OPTIONS, learning_rate=learning_rate)
-
-
 def formula_html(tex: str) -> str:
     """``tex`` as inline formulas that wrap to the pane's width (``formula_clauses``)."""
     clauses = (
@@ -999,74 +824,3 @@ def formula_html(tex: str) -> str:
         for pieces in formula_clauses(tex)
     )
     return " ".join(f'<span class="formula-clause">{clause}</span>' for clause in clauses)
-
-
-def _float_slider(name: str, bounds: tuple[float, float], value: float) -> pn.widgets.FloatSlider:
-    return pn.widgets.FloatSlider(name=name, start=bounds[0], end=bounds[1], step=0.05, value=value)
-
-
-def _power_of_two_slider(name: str, options: list[int], value: int) -> pn.widgets.IntSlider:
-    """A slider over the exponents of ``options`` that shows 2 ** exponent.
-
-    A plain IntSlider rather than a DiscreteSlider: each move then costs one
-    model change, not a composite widget's round of label updates.
-    """
-    return pn.widgets.IntSlider(
-        name=name,
-        start=int(math.log2(options[0])),
-        end=int(math.log2(options[-1])),
-        value=int(math.log2(value)),
-        format=CustomJSTickFormatter(code="return (2 ** tick).toString()"),
-    )
-
-
-def _options_slider(
-    name: str, options: list[float], value: float, labels: list[str] | None = None
-) -> pn.widgets.IntSlider:
-    """A slider over the indices of ``options`` that shows the option (or its label)."""
-    labels = labels or [f"{option:g}" for option in options]
-    return pn.widgets.IntSlider(
-        name=name,
-        start=0,
-        end=len(options) - 1,
-        value=options.index(value),
-        format=CustomJSTickFormatter(code=f"return {json.dumps(labels)}[tick]"),
-    )
-
-
-def _same(value):
-    return value
-
-
-# Sliders that move over another scale than their value: (to value, from value).
-_SLIDER_SCALES = {
-    "d_k": (lambda exponent: 2**exponent, lambda value: int(math.log2(value))),
-    "n_keys": (lambda exponent: 2**exponent, lambda value: int(math.log2(value))),
-    "learning_rate": (LEARNING_RATE_OPTIONS.__getitem__, LEARNING_RATE_OPTIONS.index),
-    "alpha": (ALPHA_OPTIONS.__getitem__, ALPHA_OPTIONS.index),
-}
-
-
-def _in_browser_build() -> bool:
-    return sys.platform == "emscripten" or bool(os.environ.get(PRERENDER_ENV))
-
-
-def _theory_link() -> str:
-    """Where the theory behind the plots is: beside the built site, or in the repository."""
-    if _in_browser_build():
-        return f"[The theory behind the plots]({THEORY_PAGE}) (formulas, derivations, sources)."
-    return "The theory behind the plots: docs/theory.md in this project's repository."
-
-
-def _runtime() -> str:
-    """Where the numbers come from: in the browser build, the worker's numpy."""
-    if sys.platform == "emscripten":
-        where = "Computed in your browser"
-    elif os.environ.get(PRERENDER_ENV):
-        where = "Precomputed when this site was built (the live simulation takes over once loaded)"
-    else:
-        where = "Computed on the server"
-    return (
-        f"{where} with numpy {np.__version__} on Python "
-        f"{platform.python_version()} ({sys.platform})."
-    )

@@ -23,9 +23,9 @@ from fractions import Fraction
 import numpy as np
 
 from app import softmax, theory
-from app.style import MODEL_HEADS, RULE_NAMES
 from app.precision import EXP_LIMITS, naive_overflow_shares
 from app.simulation import SATURATION, Settings, Snapshot, layer_norm, simulate
+from app.style import MODEL_HEADS, RULE_NAMES
 from app.training import DEFAULT_STEPS
 
 # What an answer that needs training runs says until the page has them.

@@ -93,7 +93,7 @@ function zeroFreeMemory(module) {
   const hook = PyodideSnapshot.install(pack, preload);
   const pyodide = await loadPyodide({
     indexURL: pyodideDir,
-    env: { PYTHONHASHSEED: '0', ATTENTION_LAB_SNAPSHOT: '1' },  // app.page.SNAPSHOT_ENV
+    env: { PYTHONHASHSEED: '0', ATTENTION_LAB_SNAPSHOT: '1' },  // app.environment.SNAPSHOT_ENV
     _makeSnapshot: step === 'make',
   });
   const doc = await pyodide.runPythonAsync(workerCode());

@@ -20,9 +20,9 @@ from browser import (
 from playwright.sync_api import sync_playwright
 
 from app import theory
-from app.page import SESSION_DELAY_ENV
-from app.sections.figures import CURVE_FIGURES
+from app.environment import SESSION_DELAY_ENV
 from app.scenario import SECTIONS, section_of
+from app.sections.figures import CURVE_FIGURES
 from app.simulation import SCALING_RULES, Settings, row_metrics, simulate
 
 DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "seed": 0, "n_queries": 64}

@@ -42,8 +42,6 @@ from test_questions import evidence
 import build
 from app import theory
 from app.captions import rule_key_label
-from app.sections.query import ROW_FIGURES
-from app.style import RULE_COLORS, RULE_NAMES
 from app.precision import EXP_LIMITS, naive_overflow_shares
 from app.questions import QUESTIONS, TRAINING_PENDING, question
 from app.scenario import (
@@ -57,7 +55,9 @@ from app.scenario import (
     section_of,
     write_query,
 )
+from app.sections.query import ROW_FIGURES
 from app.simulation import SCALING_RULES, Settings, simulate, sweep
+from app.style import RULE_COLORS, RULE_NAMES
 from app.training import train, training_sweep
 
 BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here

@@ -1,0 +1,59 @@
+"""Where the page runs: a browser build (Pyodide, or its prerendering), or a server.
+
+The environment variables here are set by the build and the tests only; a
+visitor never needs them.
+"""
+
+import os
+import platform
+import sys
+
+import numpy as np
+
+PRERENDER_ENV = "ATTENTION_LAB_PRERENDER"  # set by build.py while it prerenders the page
+SNAPSHOT_ENV = "ATTENTION_LAB_SNAPSHOT"  # set by static/make_snapshot.js while it builds the page
+# Seconds app/main.py waits before it builds a session's page: set by the tests only, to
+# check they wait for a server as slow as a slower machine's (tests/browser.py).
+SESSION_DELAY_ENV = "ATTENTION_LAB_SESSION_DELAY"
+THEORY_PAGE = "theory.html"  # docs/theory.md, rendered beside the built site's index.html
+
+
+def in_browser() -> bool:
+    """Python runs in the visitor's browser (Pyodide)."""
+    return sys.platform == "emscripten"
+
+
+def in_browser_build() -> bool:
+    """The page is the static site's: in the browser, or prerendered for it."""
+    return in_browser() or bool(os.environ.get(PRERENDER_ENV))
+
+
+def making_snapshot() -> bool:
+    """The page is being built into the browser build's memory snapshot."""
+    return bool(os.environ.get(SNAPSHOT_ENV))
+
+
+def prerendering() -> bool:
+    """The page is being prerendered into the static site's HTML."""
+    return bool(os.environ.get(PRERENDER_ENV))
+
+
+def theory_link() -> str:
+    """Where the theory behind the plots is: beside the built site, or in the repository."""
+    if in_browser_build():
+        return f"[The theory behind the plots]({THEORY_PAGE}) (formulas, derivations, sources)."
+    return "The theory behind the plots: docs/theory.md in this project's repository."
+
+
+def runtime() -> str:
+    """Where the numbers come from: in the browser build, the worker's numpy."""
+    if in_browser():
+        where = "Computed in your browser"
+    elif prerendering():
+        where = "Precomputed when this site was built (the live simulation takes over once loaded)"
+    else:
+        where = "Computed on the server"
+    return (
+        f"{where} with numpy {np.__version__} on Python "
+        f"{platform.python_version()} ({sys.platform})."
+    )
