@@ -4,7 +4,9 @@
 recomputes with ``app.simulation`` and pushes new data into the figures of the
 sections on screen (``app.sections``): a section is built when it first comes
 on screen, and brought up to date whenever it does. The training runs are
-computed in the background (``app.background``). The same object runs under
+computed in the background (``app.background``); the questions and the share
+box have their own modules (``app.question_box``, ``app.share_box``). The same
+object runs under
 ``panel serve``, in a notebook and in Pyodide.
 
 The page is *live* once the scenario of its link is applied: at once under
@@ -45,7 +47,9 @@ from app.captions import (
 from app.controls import FOCUS_CSS, WRAP_CSS, ControlNames, Scenario, scenario_widgets
 from app.environment import in_browser, making_snapshot, prerendering, runtime, theory_link
 from app.export import scenario_csv
-from app.questions import QUESTIONS, Evidence, question
+from app.panes import SMALL, text_pane
+from app.question_box import QuestionBox
+from app.questions import Evidence, question
 from app.scenario import (
     D_K_OPTIONS,
     DEFAULTS,
@@ -60,6 +64,7 @@ from app.scenario import (
 from app.sections import SECTION_FIGURES, VIEW_TITLES, Results
 from app.sections.figures import model_heads_source
 from app.sections.stability import Stability
+from app.share_box import ShareBox
 from app.simulation import (
     SCALING_RULES,
     Settings,
@@ -70,17 +75,12 @@ from app.simulation import (
 )
 
 TITLE = "Attention Scaling Lab"
-SMALL = {"font-size": "0.9em"}
 LAYOUT_STYLES = {"max-width": "1400px", "margin": "0 auto"}
 # Lecture mode, for a projector: every widget's and pane's type larger (Bokeh's widgets
 # read --bokeh-font-size; the figures' own text is set by SectionFigures.show_lecture).
 LECTURE_STYLES = {"font-size": "20px", "--bokeh-font-size": "18px"}
 assert set(CAPTIONS) == set(VIEWS)
 
-# The embed layout's height at an iframe width of 480 to 960 px (one column of
-# views): the controls and the link back, then one card per view. Measured on
-# the built site; the browser test checks the frame neither scrolls nor gapes.
-EMBED_HEIGHT = {"base": 680, "per_view": 420}
 
 # The CSS and JavaScript the page sends to the browser (each file says what it does).
 BODY_CSS = asset("layout.css")
@@ -89,8 +89,6 @@ PHONE_CSS = asset("phone.css")
 SECTIONS_CSS = asset("sections.css")
 TEXT_CSS = asset("text.css")
 SCROLL_JS = asset("scroll.js")
-SAVE_FIGURES_JS = asset("save_figures.js")
-EMBED_JS = asset("embed.js")
 
 
 class AttentionLab(pn.viewable.Viewer):
@@ -105,7 +103,7 @@ class AttentionLab(pn.viewable.Viewer):
         self._models = model_heads_source()  # shared by every figure against d_k
         self._applied_search = None
         self._runs, self._runs_for = {}, None  # {d_k: {rule: TrainingRun}}, and for what
-        self._revealed, self._scrolls = False, 0  # the open question's answer; scroll count
+        self._scrolls = 0  # how often an answer's view was brought into sight
         self._lecture_view = 0  # the view lecture mode shows, an index into the shown views
         self._build_widgets()
         self._build_layout()
@@ -173,20 +171,6 @@ class AttentionLab(pn.viewable.Viewer):
             width=160,
         )
         self.row_pick.param.watch(lambda _: self._pick_row(), "value")
-        self.question_pick = pn.widgets.Select(
-            name="Questions learners ask",
-            options={"Pick a question…": "", **{q.text: q.slug for q in QUESTIONS}},
-            value="",
-            sizing_mode="stretch_width",
-        )
-        self.question_pick.param.watch(self._pick_question, "value")
-        s.param.watch(lambda e: setattr(self.question_pick, "value", e.new or ""), "question")
-        self.reveal = pn.widgets.Button(name="Reveal the answer", button_type="primary")
-        self.reveal.on_click(lambda _: self._reveal())
-        self.previous_step = pn.widgets.Button(name="← Previous", width=110)
-        self.previous_step.on_click(lambda _: setattr(s, "step", s.step - 1))
-        self.next_step = pn.widgets.Button(name="Next →", width=110)
-        self.next_step.on_click(lambda _: setattr(s, "step", s.step + 1))
 
     def _go_live(self):
         """Apply the link's scenario, then enable the controls and mark the page live."""
@@ -357,7 +341,7 @@ class AttentionLab(pn.viewable.Viewer):
                 s.step = len(steps) - 1  # a link past the last step: the last (re-enters)
                 return
             if any(e.name == "question" for e in events):
-                self._revealed = False  # a new question: predict first
+                self.questions.revealed = False  # a new question: predict first
             s.param.update(**(DEFAULTS | steps[s.step].scenario))
             self._scroll_to_step()
         self._show_answer()
@@ -383,38 +367,12 @@ class AttentionLab(pn.viewable.Viewer):
         """The scenario on screen as CSV (app.export), for the download button."""
         return io.StringIO(scenario_csv(self._query(), self.curves, self._snap, self._runs))
 
-    def _pick_question(self, event):
-        """A question picked from the list opens at its first step (the list also follows
-        a question opened by a link: then nothing changes here)."""
-        if (event.new or None) != self.scenario.question:
-            self.scenario.param.update(question=event.new or None, step=0)
-
-    def _reveal(self):
-        self._revealed = True
-        self._show_answer()
-
     def _show_answer(self):
-        """The open question, its prediction prompt and (once revealed) its answer, read
-        from what is on screen now."""
+        """The open question's box, read from what is on screen now."""
         s = self.scenario
-        self.question_box.visible = s.question is not None
-        if s.question is None:
-            return
-        q = question(s.question)
-        count = len(q.steps)
-        where = f" <small>(step {s.step + 1} of {count})</small>" if count > 1 else ""
-        self.question_text.object = (
-            f"<p><b>{html.escape(q.text)}</b>{where}</p><p>{html.escape(q.predict)}</p>"
+        self.questions.show(
+            Evidence(s.settings(), s.learning_rate, self._snap, self.curves, self._runs, self._row)
         )
-        evidence = Evidence(
-            s.settings(), s.learning_rate, self._snap, self.curves, self._runs, self._row
-        )
-        self.answer.object = f"<p>{html.escape(q.steps[s.step].answer(evidence))}</p>"
-        self.answer.visible = self._revealed
-        self.reveal.visible = not self._revealed
-        self.previous_step.disabled = s.step == 0
-        self.next_step.disabled = s.step == count - 1
-        self.steps_row.visible = count > 1
 
     def _show_summary(self):
         self.summary.object = summary_html(self._titles(), self._lines, self._shown_views())
@@ -461,35 +419,16 @@ class AttentionLab(pn.viewable.Viewer):
         # One HTML pane for the text summary of every plot, one change per move. Panel's
         # HTML view only swaps its inner HTML; a Bokeh Div re-laid out the whole page on
         # every text change (about 40 ms of each move in a browser).
-        self.summary = _text_pane("lab-summary")
-        self.precision = _text_pane("lab-precision")
+        self.summary = text_pane("lab-summary")
+        self.precision = text_pane("lab-precision")
         self.state = Div(text="loading", name="lab-state", visible=False)
         # Hidden too: "training" until the runs at every d_k are done, then "trained" (the
         # training views, which say so in their titles, may be off screen).
         self.training_state = Div(text="training", name="lab-training", visible=False)
         self.scroll = Div(text="", name="lab-scroll", visible=False)
         self.scroll.js_on_change("text", CustomJS(code=SCROLL_JS))
-        self.question_text = _text_pane("lab-question")
-        self.answer = _text_pane("lab-answer")
-        self.steps_row = pn.Row(self.previous_step, self.next_step, margin=0)
-        self.question_box = pn.Column(
-            self.question_text,
-            self.reveal,
-            self.answer,
-            self.steps_row,
-            sizing_mode="stretch_width",
-            visible=False,
-        )
-        self.questions = pn.Column(
-            self.question_pick, self.question_box, sizing_mode="stretch_width", margin=0
-        )
-        self.embed_views = pn.widgets.CheckBoxGroup(
-            name="Views to embed",
-            options={VIEW_TITLES[key]: key for key in VIEWS},
-            value=list(SECTIONS[self.scenario.section]),
-            inline=False,
-        )
-        self.scenario.param.watch(self._embed_section, "section")
+        self.questions = QuestionBox(self.scenario)
+        self.share = ShareBox(self.scenario, self._csv_file, self._start_lecture, TITLE)
         # Disabled until the link's scenario is applied (see _go_live).
         self._until_live = [
             *self.widgets.values(),
@@ -497,62 +436,13 @@ class AttentionLab(pn.viewable.Viewer):
             self.next_section,
             self.new_draw,
             self.shown_rules,
-            self.embed_views,
+            self.share.embed_views,
             self.row_pick,
-            self.question_pick,
-            self.reveal,
-            self.previous_step,
-            self.next_step,
+            *self.questions.widgets,
         ]
         for widget in self._until_live:
             widget.disabled = True
-        self.embed_code = pn.widgets.TextAreaInput(
-            name="Embed code (the controls and the views you picked)",
-            placeholder="Press the button for an <iframe> snippet of the current scenario.",
-            height=90,
-            sizing_mode="stretch_width",
-        )
-        copy = pn.widgets.Button(name="Copy embed code", width=160, stylesheets=[FOCUS_CSS])
-        self.csv_download = pn.widgets.FileDownload(
-            callback=self._csv_file,
-            filename="attention-scaling-lab.csv",
-            label="Data (CSV)",
-            button_type="default",
-            embed=False,
-            width=150,
-        )
-        save_figures = pn.widgets.Button(name="Figures (PNG)", width=150)
-        lecture = pn.widgets.Button(name="Lecture mode (projector)", width=200)
-        lecture.on_click(lambda _: self._start_lecture())
-        # Drawn in the browser from the figures on screen, each as its save tool draws it.
-        save_figures.js_on_click(args={"names": list(VIEWS), "title": TITLE}, code=SAVE_FIGURES_JS)
-        # Built in the browser from the page's own URL, which holds the scenario.
-        copy.js_on_click(
-            args={
-                "code": self.embed_code,
-                "views": self.embed_views,
-                "all_views": list(VIEWS),
-                "sizes": EMBED_HEIGHT,
-                "title": TITLE,
-            },
-            code=EMBED_JS,
-        )
         w = self.widgets
-        self.share = pn.Column(
-            pn.pane.Markdown("**Share or embed**", margin=(10, 10, 0, 10)),
-            pn.pane.Markdown(
-                "The address bar holds this scenario. For a course page, pick the views:",
-                margin=(0, 10),
-                styles=SMALL,
-            ),
-            self.embed_views,
-            copy,
-            self.embed_code,
-            pn.pane.Markdown("**Take it away**", margin=(10, 10, 0, 10)),
-            pn.Row(self.csv_download, save_figures, margin=0),
-            pn.Row(lecture, margin=0),
-            sizing_mode="stretch_width",
-        )
         group = {"sizing_mode": "stretch_width", "margin": 0}
         self.controls = pn.Column(
             self.questions,
@@ -711,11 +601,6 @@ class AttentionLab(pn.viewable.Viewer):
         self._lecture_view = views.index(section[0]) if section and section[0] in views else 0
         self.scenario.lecture = True
 
-    def _embed_section(self, event):
-        """A teacher embeds what is on screen: the section's views (until they pick)."""
-        if SECTIONS[event.new]:
-            self.embed_views.value = list(SECTIONS[event.new])
-
     def _next_section(self) -> str | None:
         """The section after the one on screen (None after the last)."""
         names = list(SECTIONS)
@@ -752,8 +637,8 @@ class AttentionLab(pn.viewable.Viewer):
             self.next_section.name = f"Next: {SECTION_INTROS[following][0]} →"
         self.key_note.visible = self.summary_title.visible = bool(shown)
         self.stability.visible = not embed and s.section == "stability"
-        self.header.visible = self.share.visible = not embed
-        self.question_pick.visible = not embed  # an embed shows its link's question only
+        self.header.visible = self.share.layout.visible = not embed
+        self.questions.pick.visible = not embed  # an embed shows its link's question only
         self.body.css_classes = ["lab-body"] + ["lab-embed"] * embed + ["lab-lecture"] * s.lecture
         # One column of views when embedded or in lecture mode: the frame's height then
         # hardly depends on its width, so the embed code's height fits (EMBED_HEIGHT).
@@ -790,18 +675,6 @@ class AttentionLab(pn.viewable.Viewer):
 
     def __panel__(self):
         return self.layout
-
-
-def _text_pane(css_class: str) -> pn.pane.HTML:
-    """An HTML pane of small text whose content a move replaces."""
-    return pn.pane.HTML(
-        "",
-        css_classes=[css_class],
-        disable_math=True,
-        sizing_mode="stretch_width",
-        margin=(0, 10),
-        styles=SMALL,
-    )
 
 
 def _grid(min_width: int) -> dict:

@@ -1,0 +1,93 @@
+"""Share or embed the scenario on screen, or take it away.
+
+The address bar holds the scenario; a teacher picks views and copies an
+``<iframe>`` snippet of them (built in the browser from the page's URL,
+``embed.js``); anyone downloads the data (CSV) or the figures (PNG), or
+starts lecture mode.
+"""
+
+import panel as pn
+
+from app.asset import asset
+from app.controls import FOCUS_CSS
+from app.panes import SMALL
+from app.scenario import SECTIONS, VIEWS
+from app.sections import VIEW_TITLES
+
+SAVE_FIGURES_JS = asset("save_figures.js")
+EMBED_JS = asset("embed.js")
+CSV_FILENAME = "attention-scaling-lab.csv"
+
+# The embed layout's height at an iframe width of 480 to 960 px (one column of
+# views): the controls and the link back, then one card per view. Measured on
+# the built site; the browser test checks the frame neither scrolls nor gapes.
+EMBED_HEIGHT = {"base": 680, "per_view": 420}
+
+
+class ShareBox(pn.viewable.Viewer):
+    """The share box. ``csv_file()`` gives the CSV; ``start_lecture()`` starts lecture
+    mode; ``title`` names the lab in the snippet and the figures' file."""
+
+    def __init__(self, scenario, csv_file, start_lecture, title: str, **params):
+        super().__init__(**params)
+        self.embed_views = pn.widgets.CheckBoxGroup(
+            name="Views to embed",
+            options={VIEW_TITLES[key]: key for key in VIEWS},
+            value=list(SECTIONS[scenario.section]),
+            inline=False,
+        )
+        scenario.param.watch(self._follow_section, "section")
+        self.embed_code = pn.widgets.TextAreaInput(
+            name="Embed code (the controls and the views you picked)",
+            placeholder="Press the button for an <iframe> snippet of the current scenario.",
+            height=90,
+            sizing_mode="stretch_width",
+        )
+        copy = pn.widgets.Button(name="Copy embed code", width=160, stylesheets=[FOCUS_CSS])
+        # Built in the browser from the page's own URL, which holds the scenario.
+        copy.js_on_click(
+            args={
+                "code": self.embed_code,
+                "views": self.embed_views,
+                "all_views": list(VIEWS),
+                "sizes": EMBED_HEIGHT,
+                "title": title,
+            },
+            code=EMBED_JS,
+        )
+        csv_download = pn.widgets.FileDownload(
+            callback=csv_file,
+            filename=CSV_FILENAME,
+            label="Data (CSV)",
+            button_type="default",
+            embed=False,
+            width=150,
+        )
+        save_figures = pn.widgets.Button(name="Figures (PNG)", width=150)
+        # Drawn in the browser from the figures on screen, each as its save tool draws it.
+        save_figures.js_on_click(args={"names": list(VIEWS), "title": title}, code=SAVE_FIGURES_JS)
+        lecture = pn.widgets.Button(name="Lecture mode (projector)", width=200)
+        lecture.on_click(lambda _: start_lecture())
+        self.layout = pn.Column(
+            pn.pane.Markdown("**Share or embed**", margin=(10, 10, 0, 10)),
+            pn.pane.Markdown(
+                "The address bar holds this scenario. For a course page, pick the views:",
+                margin=(0, 10),
+                styles=SMALL,
+            ),
+            self.embed_views,
+            copy,
+            self.embed_code,
+            pn.pane.Markdown("**Take it away**", margin=(10, 10, 0, 10)),
+            pn.Row(csv_download, save_figures, margin=0),
+            pn.Row(lecture, margin=0),
+            sizing_mode="stretch_width",
+        )
+
+    def _follow_section(self, event):
+        """A teacher embeds what is on screen: the section's views (until they pick)."""
+        if SECTIONS[event.new]:
+            self.embed_views.value = list(SECTIONS[event.new])
+
+    def __panel__(self):
+        return self.layout
