@@ -6,8 +6,7 @@ sections on screen (``app.sections``): a section is built when it first comes
 on screen, and brought up to date whenever it does. The training runs are
 computed in the background (``app.background``); the questions and the share
 box have their own modules (``app.question_box``, ``app.share_box``). The same
-object runs under
-``panel serve``, in a notebook and in Pyodide.
+object runs under ``panel serve``, in a notebook and in Pyodide.
 
 The page is *live* once the scenario of its link is applied: at once under
 ``panel serve``; in the browser build when the page has told the worker its
