@@ -22,6 +22,7 @@ from test_site import DEFAULT, WEIGHT_RTOL, MissingFileHandler
 
 import build
 from app.captions import SECTION_INTROS, section_label
+from app.questions import question
 from app.scenario import SECTIONS
 from app.simulation import Settings, simulate
 
@@ -124,6 +125,65 @@ def test_a_link_goes_live_and_the_keyboard_moves_d_k(engine, site_url, output_di
     ratios = script_to_base_sizes(engine)
     assert len(ratios) >= 4 and max(ratios) < 0.9, ratios
     engine.screenshot(output_dir / f"engine-{engine.name}.png")
+    assert engine.errors() == []
+
+
+# The views on screen, by the name of their card, in page order.
+SHOWN_VIEWS_JS = """[...[...Bokeh.documents].at(-1).all_models]
+  .filter((m) => m.constructor.__name__ === 'Column' && m.name?.startsWith('view:'))
+  .map((m) => [m.name, Bokeh.index.find_one(m)?.el])
+  .filter(([_, el]) => el?.isConnected && el.getClientRects().length)
+  .sort(([, a], [, b]) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
+  .map(([name]) => name)"""
+
+
+def shown_views_are(views) -> str:
+    return f"({SHOWN_VIEWS_JS}).join() === {json.dumps(','.join(f'view:{v}' for v in views))}"
+
+
+def click_button_js(label: str) -> str:
+    """JS that clicks the button labelled ``label`` (true if there was one)."""
+    return (
+        f"(() => {{ const b = {DEEP_JS}('button').find((b) => b.textContent.trim() === "
+        f"{json.dumps(label)}); b?.click(); return b !== undefined; }})()"
+    )
+
+
+def test_questions_lecture_mode_and_an_embed_follow_the_sections(engine, site_url):
+    """A question's link opens the section of its view with the view in sight; lecture
+    mode steps through the views across sections; an embed link shows its views only."""
+    engine.goto(site_url + "?question=skip-scaling&step=2")
+    wait_until_ready(engine)
+    view = question("skip-scaling").steps[1].view
+    engine.wait_for(shown_views_are(SECTIONS["learning"]), timeout=30)
+    engine.wait_for(  # scrolled into sight: its top in the upper half of the window
+        "(() => { const el = [...[...Bokeh.documents].at(-1).all_models]"
+        f".filter((m) => m.name === 'view:{view}')"
+        ".map((m) => Bokeh.index.find_one(m)?.el).find((el) => el?.isConnected);"
+        " const box = el?.getBoundingClientRect();"
+        " return box !== undefined && box.top >= -1 && box.top < innerHeight / 2; })()",
+        timeout=30,
+    )
+    assert "section=learning" in engine.evaluate("location.search")
+    asked = engine.evaluate(f"{DEEP_JS}('.lab-question p').map((p) => p.textContent).join(' ')")
+    assert question("skip-scaling").predict in asked and "(step 2 of 2)" in asked
+
+    engine.goto(site_url + "?section=saturation")
+    wait_until_ready(engine)
+    assert engine.evaluate(click_button_js("Lecture mode (projector)"))
+    engine.wait_for(shown_views_are(["max_weight"]), timeout=30)
+    for following in ["entropy", "saturated", "heatmap", "row_logits"]:
+        assert engine.evaluate(click_button_js("Next view →"))
+        engine.wait_for(shown_views_are([following]), timeout=30)
+    engine.wait_for("location.search.includes('section=query')", timeout=30)
+    assert engine.evaluate(click_button_js("Leave lecture mode"))
+    engine.wait_for(shown_views_are(SECTIONS["query"]), timeout=30)
+
+    engine.goto(site_url + "?views=spread,heatmap&d_k=512")
+    wait_until_ready(engine)
+    engine.wait_for(shown_views_are(["spread", "heatmap"]), timeout=30)
+    buttons = engine.evaluate(f"{DEEP_JS}('button').map((b) => b.textContent.trim())")
+    assert section_label("spread") not in buttons  # no sections in an embed
     assert engine.errors() == []
 
 
