@@ -104,9 +104,10 @@ PAGE_TIMEOUT = 120
 
 
 @contextlib.contextmanager
-def panel_server(log_path: Path, env: dict | None = None, args: tuple = ()):
-    """``panel serve app/main.py`` on a free local port; yields the app's URL once the
-    server answers and has served the page once.
+def panel_server(log_path: Path, env: dict | None = None, args: tuple = (), repo: Path = REPO):
+    """``panel serve app/main.py`` of ``repo`` (this one, or another checkout of it) on a
+    free local port; yields the app's URL once the server answers and has served the
+    page once.
 
     It waits for the server, not for a page: Panel's liveness endpoint answers as soon
     as the server listens, without building a session; then one request for the page,
@@ -131,10 +132,10 @@ def panel_server(log_path: Path, env: dict | None = None, args: tuple = ()):
                 "--liveness",
                 *args,
             ],
-            cwd=REPO,
+            cwd=repo,
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+            env={**os.environ, "PYTHONPATH": str(repo), **(env or {})},
         )
         try:
             wait_for_http(f"http://127.0.0.1:{port}/liveness")

@@ -13,15 +13,19 @@ visitor's session, the whole document, before its first byte): SEQUENTIAL
 visitors one after another, then VISITORS (1, 6, 30) at once from threads on
 loopback (p50, p95 and the last, from the first request sent), with one
 visitor's d_k key press timed while the others load; for one server process
-and for ``--num-procs 2``. Every request is bounded (PAGE_TIMEOUT); the run
-stops by itself.
+and for ``--num-procs 2``. ``--before REF`` runs the same class first against
+another commit (checked out in a temporary git worktree), one server process,
+for figures before and after in one run. Every request is bounded
+(PAGE_TIMEOUT); the run stops by itself.
 
-Run: python tests/benchmarks/page.py [--no-moves] [--no-class]
+Run: python tests/benchmarks/page.py [--no-moves] [--no-class] [--before REF]
 """
 
 import argparse
+import contextlib
 import math
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +38,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from browser import PAGE_TIMEOUT, launch, panel_server, slider_handle, wait_for_source
+from browser import PAGE_TIMEOUT, REPO, launch, panel_server, slider_handle, wait_for_source
 
 from app.scenario import D_K_OPTIONS
 from app.simulation import Settings, simulate, sweep
@@ -117,12 +121,24 @@ def visitors_at_once(url: str, n: int, page) -> tuple[list[float], float]:
         return [f.result() for f in futures], move
 
 
-def class_run(label: str, args: tuple = ()):
-    """A class of visitors against one ``panel serve``, started with ``args``."""
+@contextlib.contextmanager
+def checkout(ref: str):
+    """Commit ``ref`` of this repository, checked out in a temporary git worktree."""
+    with tempfile.TemporaryDirectory() as tmp:
+        add = ["git", "-C", REPO, "worktree", "add", "-q", "--detach", tmp, ref]
+        subprocess.run(add, check=True)
+        try:
+            yield Path(tmp)
+        finally:
+            subprocess.run(["git", "-C", REPO, "worktree", "remove", "--force", tmp], check=True)
+
+
+def class_run(label: str, args: tuple = (), repo: Path = REPO):
+    """A class of visitors against one ``panel serve`` of ``repo``, started with ``args``."""
     print(f"\n{label}: seconds to GET /main answered")
     with (
         tempfile.TemporaryDirectory() as tmp,
-        panel_server(Path(tmp) / "serve.log", args=args) as url,
+        panel_server(Path(tmp) / "serve.log", args=args, repo=repo) as url,
     ):
         one_by_one = [get_seconds(url) for _ in range(SEQUENTIAL)]  # the fixture's came first
         print(f"  {SEQUENTIAL} one after another: " + ", ".join(f"{t:.2f}" for t in one_by_one))
@@ -146,9 +162,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-moves", action="store_true", help="skip the slider moves")
     parser.add_argument("--no-class", action="store_true", help="skip the class of visitors")
+    parser.add_argument("--before", metavar="REF", help="the class against commit REF first")
     args = parser.parse_args(argv)
     if not args.no_moves:
         slider_moves()
+    if args.before and not args.no_class:
+        with checkout(args.before) as before:
+            class_run(f"Before ({args.before}), one server process", repo=before)
     if not args.no_class:
         class_run("One server process")
         class_run("Two server processes (--num-procs 2)", ("--num-procs", "2"))
