@@ -141,17 +141,23 @@ def shown_views_are(views) -> str:
     return f"({SHOWN_VIEWS_JS}).join() === {json.dumps(','.join(f'view:{v}' for v in views))}"
 
 
-def click_button_js(label: str) -> str:
-    """JS that clicks the button labelled ``label`` (true if there was one)."""
+def button_js(label: str) -> str:
+    """JS for the visible button labelled ``label``."""
     return (
-        f"(() => {{ const b = {DEEP_JS}('button').find((b) => b.textContent.trim() === "
-        f"{json.dumps(label)}); b?.click(); return b !== undefined; }})()"
+        f"{DEEP_JS}('button').find((b) => b.getClientRects().length"
+        f" && b.textContent.trim() === {json.dumps(label)})"
     )
 
 
-def test_questions_lecture_mode_and_an_embed_follow_the_sections(engine, site_url):
+def click_button_js(label: str) -> str:
+    """JS that clicks the visible button labelled ``label`` (true if there was one)."""
+    return f"(() => {{ const b = {button_js(label)}; b?.click(); return b !== undefined; }})()"
+
+
+def test_questions_lecture_mode_the_keyboard_and_an_embed_follow_the_sections(engine, site_url):
     """A question's link opens the section of its view with the view in sight; lecture
-    mode steps through the views across sections; an embed link shows its views only."""
+    mode steps through the views across sections; the section buttons and "Next" work
+    from the keyboard; an embed link shows its views only."""
     engine.goto(site_url + "?question=skip-scaling&step=2")
     wait_until_ready(engine)
     view = question("skip-scaling").steps[1].view
@@ -181,6 +187,12 @@ def test_questions_lecture_mode_and_an_embed_follow_the_sections(engine, site_ur
     engine.wait_for("location.search.includes('section=query')", timeout=30)
     assert engine.evaluate(click_button_js("Leave lecture mode"))
     engine.wait_for(shown_views_are(SECTIONS["query"]), timeout=30)
+    # The keyboard: Enter on a section's button, Space on "Next".
+    engine.press(button_js(section_label("gradients")), "Enter")
+    engine.wait_for(shown_views_are(SECTIONS["gradients"]), timeout=30)
+    engine.press(button_js(f"Next: {SECTION_INTROS['learning'][0]} →"), "Space")
+    engine.wait_for(shown_views_are(SECTIONS["learning"]), timeout=30)
+    engine.wait_for("location.search.includes('section=learning')", timeout=30)
 
     engine.goto(site_url + "?views=spread,heatmap&d_k=512")
     wait_until_ready(engine)

@@ -28,13 +28,16 @@ page.on('console', (message) => {
 });
 page.on('pageerror', (error) => errors.push(`uncaught: ${error.message ?? error}`));
 
+// Playwright's key names that Puppeteer spells otherwise.
+const KEYS = {Space: ' '};
+
 const commands = {
   goto: async ({url}) => { await page.goto(url, {waitUntil: 'domcontentloaded'}); },
   evaluate: async ({expression}) => page.evaluate(expression),
   press: async ({expression, key}) => {
     const element = await page.evaluateHandle(expression);
     await element.focus();
-    await page.keyboard.press(key);
+    await page.keyboard.press(KEYS[key] ?? key);
     await element.dispose();
   },
   screenshot: async ({path}) => { await page.screenshot({path, fullPage: true}); },
