@@ -564,6 +564,13 @@ BATCHED_LINK = (
     "    from app.worker import link_document\n\n"
     "    link_document(state.curdoc, sendPatch, setter='js')"
 )
+# The page's changes, applied without those to models that left the document (a
+# closed section's figures), which made Bokeh drop the whole merged patch.
+PANEL_APPLY = "    state.curdoc.apply_json_patch(_convert_json_patch(patch), setter='js')"
+PAGE_APPLY = (
+    "    from app.patches import apply_page_patch\n"
+    "    apply_page_patch(state.curdoc, _convert_json_patch(patch), setter='js')"
+)
 # Panel's worker says it is idle as soon as it has started on a change from the
 # page, so the page sends the next one at once and a drag's changes pile up
 # behind Python. Said once Python is done (and its reply sent), the page holds
@@ -708,6 +715,7 @@ def add_status(site: Path):
     worker = site / "main.js"
     body = replace_once(worker.read_text(), PANEL_LINK, BATCHED_LINK, "Panel's worker")
     body = replace_once(body, PANEL_IDLE, WORKER_IDLE, "Panel's worker")
+    body = replace_once(body, PANEL_APPLY, PAGE_APPLY, "Panel's worker")
     worker.write_text(WORKER_ERRORS_JS.read_text() + START_GATE + body + "\n});\n")
     from app.scenario import DEFAULTS
 
