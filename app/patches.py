@@ -11,10 +11,16 @@ models that left the document are dropped.
 Pure Python (Bokeh only), so the tests run it in CPython.
 """
 
+from dataclasses import replace
 
-def live_events(doc, patch: dict) -> dict:
-    """``patch`` without the events whose model (or, for an event such as a click,
-    origin) is no longer in ``doc``."""
+from bokeh.core.serialization import Serialized
+
+
+def live_events(doc, patch):
+    """``patch`` (a JSON patch, or a ``Serialized`` one with its buffers) without the
+    events whose model (or, for an event such as a click, origin) is not in ``doc``."""
+    if isinstance(patch, Serialized):
+        return replace(patch, content=live_events(doc, patch.content))
     known = {model.id for model in doc.models}
 
     def live(event: dict) -> bool:
@@ -24,7 +30,7 @@ def live_events(doc, patch: dict) -> dict:
     return {**patch, "events": [event for event in patch["events"] if live(event)]}
 
 
-def apply_page_patch(doc, patch: dict, setter=None):
-    """Apply the page's ``patch`` (a converted JSON patch) to ``doc``, less the events
-    that ``live_events`` drops."""
+def apply_page_patch(doc, patch, setter=None):
+    """Apply the page's ``patch`` to ``doc`` (as Panel's worker converts it), less the
+    events that ``live_events`` drops."""
     doc.apply_json_patch(live_events(doc, patch), setter=setter)

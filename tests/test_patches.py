@@ -7,6 +7,7 @@ layout's changes, merged into one patch with the learner's slider move; Bokeh
 dropped the whole patch.
 """
 
+from bokeh.core.serialization import Serialized
 from bokeh.document import Document
 from bokeh.models import Div, Slider
 
@@ -42,6 +43,13 @@ def test_the_slider_move_is_applied_and_the_stale_change_dropped():
     apply_page_patch(doc, page_patch(closed, slider), setter="js")
     assert slider.value == 5
     assert closed.text == ""
+
+
+def test_as_panels_worker_hands_it_over_with_its_buffers():
+    doc, closed, slider = document()
+    serialized = Serialized(content=page_patch(closed, slider), buffers=[])
+    apply_page_patch(doc, serialized, setter="js")  # panel.io.pyodide._convert_json_patch
+    assert slider.value == 5
 
 
 def test_a_click_from_a_model_that_left_is_dropped_too():
