@@ -236,6 +236,11 @@ class SectionFigures:
             "d_k", "y", source=src, size=16, marker="star", fill_color="color", line_color="black"
         )
 
+    def _threshold_line(self, fig, name):
+        """A black dotted line across the figure, fed by source ``name`` (``_show_threshold``)."""
+        src = self._source(name, d_k=[], y=[])
+        fig.line("d_k", "y", source=src, line_color="black", line_dash="dotted", line_width=2)
+
     def _curve_figure(self, key):
         """A CURVE_FIGURES figure: every rule's median and band against d_k, the real
         models' d_k and the current setting."""
@@ -277,6 +282,11 @@ class SectionFigures:
                 "hi": columns[metric + "_p90"],
             }
             self.sources[f"{key}:{rule}"].data = for_log_axis(data) if log_y else data
+
+    def _show_threshold(self, name, curves, value):
+        """The threshold line ``name`` at ``value``, across the d_k of the theory lines."""
+        d_k = theory_d_k(curves)
+        self.sources[name].data = {"d_k": [d_k[0], d_k[-1]], "y": [value] * 2}
 
     def _show_marker(self, key, results):
         """The star of CURVE_FIGURES figure ``key`` at the current draw's median."""

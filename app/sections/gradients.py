@@ -8,7 +8,7 @@ gradient reaching the query, ∂p/∂q = J (c/T) K, against d_k (docs/theory.md,
 from typing import ClassVar
 
 from app import theory
-from app.sections.figures import CURVE_FIGURES, SectionFigures, theory_d_k
+from app.sections.figures import CURVE_FIGURES, SectionFigures
 
 
 class Gradients(SectionFigures):
@@ -20,10 +20,7 @@ class Gradients(SectionFigures):
     def __init__(self, models):
         super().__init__(models)
         jacobian = self._curve_figure("jacobian")
-        uniform = self._source("jacobian:uniform", d_k=[], y=[])  # uniform weights' ||J||_F
-        jacobian.line(
-            "d_k", "y", source=uniform, line_color="black", line_dash="dotted", line_width=2
-        )
+        self._threshold_line(jacobian, "jacobian:uniform")  # uniform weights' ||J||_F
         self._finish_curve_figure(jacobian, "jacobian")
         self._finish_curve_figure(self._curve_figure("query_grad"), "query_grad")
 
@@ -31,11 +28,8 @@ class Gradients(SectionFigures):
         """Every rule's median norms against d_k, and the uniform weights' ‖J‖_F."""
         self._show_curve_medians("jacobian", results.curves)
         self._show_curve_medians("query_grad", results.curves)
-        d_k = theory_d_k(results.curves)
-        self.sources["jacobian:uniform"].data = {
-            "d_k": [d_k[0], d_k[-1]],
-            "y": [theory.uniform_jacobian_norm(results.settings.n_keys)] * 2,
-        }
+        uniform = theory.uniform_jacobian_norm(results.settings.n_keys)
+        self._show_threshold("jacobian:uniform", results.curves, uniform)
 
     def show_snapshot(self, results):
         """The stars at the current draw's medians."""

@@ -37,8 +37,7 @@ class Spread(SectionFigures):
         self._histogram()
         fig = self._curve_figure("spread")
         self._theory_lines(fig, "spread")
-        collapse = self._source("spread:collapse", d_k=[], y=[])  # sqrt(2 ln n)
-        fig.line("d_k", "y", source=collapse, line_color="black", line_dash="dotted", line_width=2)
+        self._threshold_line(fig, "spread:collapse")  # sqrt(2 ln n)
         self._finish_curve_figure(fig, "spread")
 
     def _histogram(self):
@@ -95,10 +94,7 @@ class Spread(SectionFigures):
         for rule in SCALING_RULES:
             spread = theory.logit_std(rule, d_k, s.variance, s.temperature, s.alpha)
             self.sources[f"spread:theory:{rule}"].data = for_log_axis({"d_k": d_k, "y": spread})
-        self.sources["spread:collapse"].data = {
-            "d_k": [d_k[0], d_k[-1]],
-            "y": [theory.collapse_threshold(s.n_keys)] * 2,
-        }
+        self._show_threshold("spread:collapse", curves, theory.collapse_threshold(s.n_keys))
 
     def show_snapshot(self, results):
         """Both histograms on one axis that shows the scaled logits' shape; the star."""
