@@ -564,12 +564,14 @@ BATCHED_LINK = (
     "    from app.worker import link_document\n\n"
     "    link_document(state.curdoc, sendPatch, setter='js')"
 )
-# The page's changes, applied without those to models that left the document (a
-# closed section's figures), which made Bokeh drop the whole merged patch.
+# The page's changes, applied through app.worker's link: after Python's pending
+# changes are sent (else the models they add are counted as synced unsent), and
+# without those to models that left the document (a closed section's figures),
+# which made Bokeh drop the whole merged patch. See app/patches.py.
 PANEL_APPLY = "    state.curdoc.apply_json_patch(_convert_json_patch(patch), setter='js')"
 PAGE_APPLY = (
-    "    from app.patches import apply_page_patch\n"
-    "    apply_page_patch(state.curdoc, _convert_json_patch(patch), setter='js')"
+    "    from app.worker import apply_page_patch\n"
+    "    apply_page_patch(state.curdoc, _convert_json_patch(patch))"
 )
 # Panel's worker says it is idle as soon as it has started on a change from the
 # page, so the page sends the next one at once and a drag's changes pile up

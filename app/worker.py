@@ -2,21 +2,27 @@
 
 Panel's ``_link_docs_worker`` posts one message per Bokeh event: a slider
 move here made 13 (eleven sources, the summary, the URL), and the page
-applied and repainted each in turn. ``link_document`` collects the events of
-one Python task and posts them as one patch when the task ends, so the page
-applies a move in one go. ``build.py`` makes the worker call it instead.
+applied and repainted each in turn. ``link_document`` posts the events of one
+Python task as one patch when the task ends (``app.patches.DocumentLink``),
+so the page applies a move in one go, and ``apply_page_patch`` applies the
+page's changes through the same link. ``build.py`` makes the worker call them
+instead of Panel's.
 
 Only importable under Pyodide (it needs the ``js`` module).
 """
 
-import asyncio
 import functools
 
 import js
 import pyodide.ffi
+from bokeh.document import Document
 from bokeh.events import DocumentReady
 from panel.io import pyodide as panel_pyodide
 from panel.io.state import state
+
+from app.patches import DocumentLink
+
+_links: dict[Document, DocumentLink] = {}
 
 
 def link_document(doc, dispatch, setter=None):
@@ -24,23 +30,18 @@ def link_document(doc, dispatch, setter=None):
 
     Changes made with ``setter`` (those that came from the page) are not sent back.
     """
-    pending = []
 
-    def flush():
-        events = pending[:]
-        pending.clear()
+    def send(events):
         patch, buffers = panel_pyodide._process_document_events(doc, events)
         patch = pyodide.ffi.to_js(patch, dict_converter=panel_pyodide._dict_converter)
         dispatch(patch, js.Map.new(js.Object.entries(pyodide.ffi.to_js(buffers))), None)
 
-    def collect(event):
-        if setter is not None and getattr(event, "setter", None) == setter:
-            return
-        if not pending:
-            asyncio.get_event_loop().call_soon(flush)  # after the task that changed doc
-        pending.append(event)
-
-    doc.on_change(collect)
+    _links[doc] = DocumentLink(doc, send, setter=setter)
     doc.unhold()
     doc.on_event("document_ready", functools.partial(state._schedule_on_load, doc))
     doc.callbacks.trigger_event(DocumentReady())
+
+
+def apply_page_patch(doc, patch):
+    """Apply a patch from the page to ``doc`` through its link."""
+    _links[doc].apply(patch)
