@@ -5,7 +5,7 @@ them at the default scenario: the sweep and the training runs of a scenario
 are computed once and shared (``swept``, ``trained``). The training runs of a
 new scenario are computed after the controls rest, a group of d_k at a time
 (``train_in_groups``): in the browser between the page's own events, on a
-server in a worker thread.
+server in a worker thread. ``Training`` keeps the runs of a page's scenario.
 """
 
 import asyncio
@@ -13,6 +13,9 @@ import functools
 import time
 from collections.abc import Callable
 from functools import partial
+
+import panel as pn
+from panel.io import hold
 
 from app.environment import in_browser
 from app.scenario import D_K_OPTIONS
@@ -90,3 +93,58 @@ async def _between_steps(steps, cancelled):
             if cancelled():
                 return None
             given_way = time.perf_counter()
+
+
+class Training:
+    """The training runs of a page's scenario, at every d_k on the slider.
+
+    Parameters
+    ----------
+    scenario : app.controls.Scenario
+        Its ``training()`` says what to train.
+    show : callable
+        ``show()`` shows the runs: called when they change in a way that shows.
+    """
+
+    def __init__(self, scenario, show: Callable[[], None]):
+        self.scenario, self._show = scenario, show
+        self.runs: dict = {}  # {d_k: {rule: TrainingRun}}
+        self._for = None  # the scenario's training() they are for
+
+    @property
+    def complete(self) -> bool:
+        """Whether there are runs at every d_k."""
+        return len(self.runs) == len(D_K_OPTIONS)
+
+    def now(self):
+        """Train at every d_k for the current scenario, all at once (a new page)."""
+        self._for = self.scenario.training()
+        self.runs = dict(trained(*self._for))  # a copy: more runs join it
+        self._show()
+
+    def later(self):
+        """Train for the current scenario unless that is done or under way; until then
+        the training views say so. Runs in the background, a group of d_k at a time."""
+        wanted = self.scenario.training()
+        if wanted == self._for:
+            self._show()
+            return
+        self._for, self.runs = wanted, {}
+        self._show()
+        pn.state.execute(
+            partial(
+                train_in_groups,
+                *wanted,
+                first_d_k=self.scenario.d_k,
+                wanted=lambda: wanted == self._for,
+                add=self._add,
+            )
+        )
+
+    def _add(self, runs: dict, group: list[int]):
+        """A group of d_k trained (``train_in_groups``): show the current d_k's runs,
+        or the sweep once complete (else nothing new shows)."""
+        self.runs |= runs
+        if self.scenario.d_k in group or self.complete:
+            with hold():
+                self._show()

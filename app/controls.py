@@ -40,6 +40,7 @@ from app.training import PAGE_TOKENS
 TOUCH_CSS = asset("touch.css")
 WRAP_CSS = asset("wrap.css")
 FOCUS_CSS = asset("focus.css")
+TEXT_CSS = asset("text.css")
 
 
 class ControlNames(JSComponent):
@@ -179,3 +180,48 @@ _SLIDER_SCALES = {
     "learning_rate": (LEARNING_RATE_OPTIONS.__getitem__, LEARNING_RATE_OPTIONS.index),
     "alpha": (ALPHA_OPTIONS.__getitem__, ALPHA_OPTIONS.index),
 }
+
+
+def controls_column(
+    widgets: dict[str, pn.widgets.Widget],
+    questions: pn.viewable.Viewable,
+    new_draw: pn.widgets.Button,
+    shown_rules: pn.widgets.Widget,
+    share: pn.viewable.Viewable,
+) -> pn.Column:
+    """The controls beside the views, in groups: the questions, the scaling rule, the
+    sizes, the spread of the vectors, the training run, the draw and the curves shown,
+    and the share box."""
+    w = widgets
+    group = {"sizing_mode": "stretch_width", "margin": 0}
+    return pn.Column(
+        questions,
+        pn.Column(
+            pn.pane.Markdown(
+                "**Scaling rule** (c in softmax(c Q Kᵀ / T))",
+                margin=(0, 10),
+                stylesheets=[TEXT_CSS],
+            ),
+            w["scaling"],
+            w["alpha"],
+            **group,
+        ),
+        pn.Column(w["d_k"], w["n_keys"], **group),
+        pn.Column(w["variance"], w["temperature"], **group),
+        pn.Column(
+            pn.pane.Markdown("**Training run** (the last three views)", margin=(5, 10, 0, 10)),
+            w["learning_rate"],
+            **group,
+        ),
+        pn.Column(
+            pn.Row(w["seed"], new_draw, **group),
+            pn.pane.Markdown("**Curves shown** (press to hide a rule)", margin=(5, 10, 0, 10)),
+            shown_rules,
+            **group,
+        ),
+        share,
+        ControlNames(width=0, height=0, margin=0),
+        sizing_mode="stretch_width",
+        css_classes=["lab-controls"],
+        name="lab-controls",
+    )

@@ -2,6 +2,10 @@
 
 import panel as pn
 
+from app.captions import EXPLAINER
+from app.controls import FOCUS_CSS, TEXT_CSS
+from app.environment import theory_link
+
 SMALL = {"font-size": "0.9em"}
 
 
@@ -18,4 +22,25 @@ def text_pane(css_class: str) -> pn.pane.HTML:
         sizing_mode="stretch_width",
         margin=(0, 10),
         styles=SMALL,
+    )
+
+
+def page_header(title: str) -> pn.Column:
+    """The page's title, what it is for, and the explainer (folded: the first screen
+    shows the controls and the first plots)."""
+    return pn.Column(
+        pn.pane.Markdown(
+            f"# {title}\nWhy attention divides Q Kᵀ by √d_k: move the sliders and watch "
+            f"the softmax saturate. {theory_link()}",
+            sizing_mode="stretch_width",
+            stylesheets=[TEXT_CSS],
+        ),
+        pn.Card(
+            pn.pane.Markdown(EXPLAINER, sizing_mode="stretch_width"),
+            title="Why scale at all? Why √d_k?",
+            collapsed=True,
+            sizing_mode="stretch_width",
+            stylesheets=[FOCUS_CSS],
+        ),
+        sizing_mode="stretch_width",
     )

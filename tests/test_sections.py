@@ -29,10 +29,10 @@ def test_every_section_has_a_module_that_builds_its_views_in_page_order():
 def test_a_session_builds_the_first_section_only_and_the_others_when_opened():
     lab = AttentionLab()
     assert list(lab.sections) == ["spread"]
-    assert set(lab.cards) == set(SECTIONS["spread"])
+    assert set(lab.stage.cards) == set(SECTIONS["spread"])
     lab.scenario.section = "saturation"
     assert list(lab.sections) == ["spread", "saturation"]
-    shown = [card.name for card in lab.grid.objects]
+    shown = [card.name for card in lab.stage.grid.objects]
     assert shown == [f"view:{key}" for key in SECTIONS["saturation"]]
 
 
