@@ -12,13 +12,21 @@ the page's layout was reworked (no legends, sidebar controls, no loading
 overlay); the same harness counts 0 on this one, so it is not allowed either.
 """
 
+import base64
 import json
 
 import numpy as np
 import pytest
 from browser import READ_SOURCES_JS, http_server
 from engines import D_K_HANDLE_JS, DEEP_JS, ENGINES, open_engine
-from test_site import DEFAULT, WEIGHT_RTOL, MissingFileHandler
+from test_site import (
+    DEFAULT,
+    EXPORTED,
+    WEIGHT_RTOL,
+    MissingFileHandler,
+    assert_csv_is_the_scenario,
+    assert_png_is_the_section,
+)
 
 import build
 from app.captions import SECTION_INTROS, section_label
@@ -202,6 +210,55 @@ def test_questions_lecture_mode_the_keyboard_and_an_embed_follow_the_sections(en
         ".map((b) => b.textContent.trim())"
     )
     assert "New draw" in buttons and section_label("spread") not in buttons  # no sections
+    assert engine.errors() == []
+
+
+# Every file the page hands to the browser to save, caught as its link is clicked:
+# {name, data (base64)} in window.__saved. Panel's download button and the PNG
+# export both click a link to a blob with a download name; the file is read back
+# instead of saved (a save dialog or folder differs in every engine; Chromium's
+# own download is checked in test_site.py).
+CATCH_SAVED_JS = """(() => {
+  window.__saved = [];
+  const click = HTMLAnchorElement.prototype.click;
+  HTMLAnchorElement.prototype.click = function () {
+    if (!this.download || !this.href) return click.call(this);
+    const saved = {name: this.download, data: null};
+    window.__saved.push(saved);
+    fetch(this.href).then((response) => response.blob()).then((blob) => {
+      const reader = new FileReader();
+      reader.onload = () => { saved.data = reader.result.split(',')[1]; };
+      reader.readAsDataURL(blob);
+    });
+  };
+  return true;
+})()"""
+
+
+def saved(engine, name: str) -> bytes:
+    """The bytes of the file the page saved as ``name`` (once read back)."""
+    found = f"window.__saved.find((s) => s.name === {json.dumps(name)} && s.data !== null)"
+    return base64.b64decode(engine.wait_for(f"{found}?.data", timeout=60))
+
+
+def test_the_data_and_every_figure_can_be_taken_away(engine, site_url):
+    """The CSV and the PNG of the scenario on screen, as in test_site.py."""
+    engine.goto(site_url + EXPORTED)
+    wait_until_ready(engine)
+    engine.wait_for(
+        "[...Bokeh.documents].at(-1).get_model_by_name('lab-training').text === 'trained'",
+        timeout=120,
+    )
+    assert engine.evaluate(CATCH_SAVED_JS)
+    assert engine.evaluate(click_button_js("Data (CSV)"))
+    search = engine.evaluate("decodeURIComponent(location.search)")
+    assert_csv_is_the_scenario(saved(engine, "attention-scaling-lab.csv").decode(), search)
+    assert engine.evaluate(click_button_js("Figures (PNG)"))
+    figure = engine.evaluate(
+        "Bokeh.index.find_one([...Bokeh.documents].at(-1).get_model_by_name('heatmap'))"
+        ".canvas_view.el.getBoundingClientRect().height * devicePixelRatio"
+    )
+    assert_png_is_the_section(saved(engine, "attention-scaling-lab.png"), figure)
     assert engine.errors() == []
 
 

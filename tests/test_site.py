@@ -561,20 +561,15 @@ def png_size_and_colours(data: bytes) -> tuple[int, int, int]:
     return width, height, len(set(zlib.decompress(b"".join(chunks))))
 
 
-def test_the_data_and_every_figure_can_be_taken_away(offline, site_url, tmp_path):
-    """One click: the scenario's curves, draw and training runs as CSV, equal to what
-    sweep, simulate and training_sweep give here. Another: every figure in one PNG."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?d_k=128&scaling=none&section=saturation")
-    wait_until_ready(page)
-    page.wait_for_function(TRAINED_JS)
-    with page.expect_download() as download:
-        page.get_by_role("button", name="Data (CSV)").click()
-    text = Path(download.value.path()).read_text()
-    assert download.value.suggested_filename == "attention-scaling-lab.csv"
+# The scenario the export tests take away: its CSV is checked against this one.
+EXPORTED = "?d_k=128&scaling=none&section=saturation"
+
+
+def assert_csv_is_the_scenario(text: str, search: str):
+    """The page's CSV (``EXPORTED``, its URL query ``search`` decoded): the curves, the
+    draw and the training runs equal to what sweep, simulate and train give here."""
     first, *lines = text.splitlines()
-    assert first.endswith(page.evaluate("decodeURIComponent(location.search)"))
+    assert first.endswith(search)
     rows = list(csv.DictReader(lines))
     settings = Settings(d_k=128, scaling="none", seed=0, **DEFAULT)
     curves = sweep(settings, D_K_OPTIONS)
@@ -600,17 +595,37 @@ def test_the_data_and_every_figure_can_be_taken_away(offline, site_url, tmp_path
         np.testing.assert_allclose(loss, runs[rule].loss, rtol=TRAINING_RTOL)
     assert sum(r["section"] == "training_sweep" for r in rows) == 11 * len(SCALING_RULES)
 
+
+def assert_png_is_the_section(data: bytes, figure_height: float):
+    """The page's PNG of the saturation section: its 4 figures, two to a row (and not
+    the 9 of the other sections), drawn; ``figure_height`` in the PNG's pixels."""
+    width, height, colours = png_size_and_colours(data)
+    assert width > 2 * 400 and 2 * figure_height < height < 3 * figure_height
+    assert colours > 100  # drawn figures, not a blank canvas
+
+
+def test_the_data_and_every_figure_can_be_taken_away(offline, site_url, tmp_path):
+    """One click: the scenario's curves, draw and training runs as CSV, equal to what
+    sweep, simulate and training_sweep give here. Another: every figure in one PNG."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + EXPORTED)
+    wait_until_ready(page)
+    page.wait_for_function(TRAINED_JS)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Data (CSV)").click()
+    assert download.value.suggested_filename == "attention-scaling-lab.csv"
+    search = page.evaluate("decodeURIComponent(location.search)")
+    assert_csv_is_the_scenario(Path(download.value.path()).read_text(), search)
+
     with page.expect_download() as download:
         page.get_by_role("button", name="Figures (PNG)").click()
     assert download.value.suggested_filename == "attention-scaling-lab.png"
-    width, height, colours = png_size_and_colours(Path(download.value.path()).read_bytes())
     figure = page.evaluate(
         "() => Bokeh.index.find_one([...Bokeh.documents].at(-1).get_model_by_name('heatmap'))"
-        ".canvas_view.el.getBoundingClientRect().height"
+        ".canvas_view.el.getBoundingClientRect().height * devicePixelRatio"
     )
-    # The section's 4 figures, two to a row (and not the 9 of the other sections).
-    assert width > 2 * 400 and 2 * figure < height < 3 * figure
-    assert colours > 100  # drawn figures, not a blank canvas
+    assert_png_is_the_section(Path(download.value.path()).read_bytes(), figure)
     assert console.errors == []
 
 
