@@ -158,8 +158,12 @@ def button_js(label: str) -> str:
 
 
 def click_button_js(label: str) -> str:
-    """JS that clicks the visible button labelled ``label`` (true if there was one)."""
-    return f"(() => {{ const b = {button_js(label)}; b?.click(); return b !== undefined; }})()"
+    """JS that clicks the visible button labelled ``label`` (true if there was one): on
+    its label, as a pointer does (a download button's label is the link it listens on)."""
+    return (
+        f"(() => {{ const b = {button_js(label)}; (b?.querySelector('a') ?? b)?.click();"
+        " return b !== undefined; })()"
+    )
 
 
 def test_questions_lecture_mode_the_keyboard_and_an_embed_follow_the_sections(engine, site_url):
