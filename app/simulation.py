@@ -192,10 +192,26 @@ def attend(settings: Settings, q: np.ndarray, k: np.ndarray) -> Snapshot:
 def _prepared(scaling, q, k):
     """Dot products ``q_hat . k_hat`` and what the gradient needs, per rule family."""
     if scaling != "qk_norm":
-        return q @ k.T, k, None, 1.0
+        return q @ k.T, span_coordinates(k), None, 1.0
     q_hat, sigma, deficit = layer_norm(q)
     k_hat = layer_norm(k)[0]
     return q_hat @ k_hat.T, k_hat, (q_hat, deficit), sigma
+
+
+def span_coordinates(keys: np.ndarray) -> np.ndarray:
+    """The keys' coordinates in an orthonormal basis of their span: the rows of ``C``,
+    shape (n_keys, min(n_keys, d)), with ``keys = C B`` and ``B`` orthonormal rows.
+
+    Every length and inner product of combinations of keys is the same in ``C``,
+    and that is all the query gradient needs of them (``softmax.log_key_spread``
+    without layer norm). With d_k keys' components above n_keys, it then works on
+    n_keys of them: at d_k = 1024 and 64 keys, a sixteenth. ``keys^T = Q R`` gives
+    ``C = R^T``.
+    """
+    n_keys, d = keys.shape
+    if d <= n_keys:
+        return keys
+    return np.linalg.qr(keys.T, mode="r").T
 
 
 # What _attend computes, as the page shows it.
