@@ -44,7 +44,8 @@ TEXT_CSS = asset("text.css")
 
 
 class ControlNames(JSComponent):
-    """Invisible: names every slider handle and spinner button, with slider values as text."""
+    """Invisible: names every slider handle and spinner button, with slider values as
+    text, and makes a download button answer on its whole face and to the keyboard."""
 
     _esm = asset("control_names.js")
 

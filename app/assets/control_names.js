@@ -1,6 +1,9 @@
+// What Bokeh's and Panel's controls leave out for a screen reader and the keyboard.
 // Slider handles get an accessible name (the slider's title) and their value as
-// text (2 ** exponent for d_k and n), and a spinner's arrow buttons a name:
-// Bokeh leaves all three out.
+// text (2 ** exponent for d_k and n), and a spinner's arrow buttons a name. A
+// download button answers on its whole face and to Enter and Space: Panel's
+// listens on the link around its label only, so a press on the button's padding,
+// or from the keyboard (which clicks the focused button), downloaded nothing.
 function valueText(model, value) {
   const format = model.format;
   if (format && typeof format === 'object' && typeof format.compute === 'function') {
@@ -23,14 +26,24 @@ function nameSpinner(model, view) {
   view.btn_up_el.setAttribute('aria-label', `increase ${model.title}`);
   view.btn_down_el.setAttribute('aria-label', `decrease ${model.title}`);
 }
-const NAMERS = {Slider: nameSlider, Spinner: nameSpinner};
+function wholeDownloadButton(model, view) {
+  // On the shadow root, which outlives the button: the view draws a new one when the
+  // button is enabled (the page enables its controls once it is live).
+  view.shadow_el.addEventListener('click', (event) => {
+    const button = event.target.closest?.('button');
+    if (button !== null && button.contains(view.anchor_el) && !view.anchor_el.contains(event.target)) {
+      view.anchor_el.click();
+    }
+  });
+}
+const NAMERS = {Slider: nameSlider, Spinner: nameSpinner, FileDownload: wholeDownloadButton};
 function install(doc) {
   let missing = 0;
   for (const model of doc.all_models) {
     const namer = NAMERS[model.constructor.__name__];
     if (namer === undefined) continue;
     const view = window.Bokeh.index.find_one(model);
-    if (view == null || (view._noUiSlider ?? view.btn_up_el) == null) {
+    if (view == null || (view._noUiSlider ?? view.btn_up_el ?? view.anchor_el) == null) {
       missing += 1;
     } else if (!view.__named) {
       view.__named = true;
