@@ -22,6 +22,7 @@ from app.controls import FOCUS_CSS, TEXT_CSS, WRAP_CSS, Scenario
 from app.panes import SMALL
 from app.scenario import SECTIONS, VIEWS, section_of
 
+GRID_CSS = asset("grid.css")
 MATH_CSS = asset("formulas.css")
 SECTIONS_CSS = asset("sections.css")
 
@@ -73,7 +74,9 @@ class Stage:
         s.param.watch(lambda e: setattr(self.section_pick, "value", e.new), "section")
         self.next_section = pn.widgets.Button(name="Next section →", width=260)
         self.next_section.on_click(lambda _: self.open_section(self._following_section()))
-        self.grid = pn.Column(sizing_mode="stretch_width", styles=_grid(420))
+        self.grid = pn.Column(
+            sizing_mode="stretch_width", styles=_grid(420), stylesheets=[GRID_CSS]
+        )
         self.section_intro = pn.pane.Markdown(
             "",
             sizing_mode="stretch_width",

@@ -109,6 +109,17 @@ def test_a_link_goes_live_and_the_keyboard_moves_d_k(engine, site_url, output_di
     expected = simulate(Settings(d_k=256, scaling="none", seed=0, **DEFAULT)).weights
     np.testing.assert_allclose(heatmap(engine), expected, rtol=WEIGHT_RTOL, atol=1e-300)
 
+    # The section's views fill the grid from its first cell: two side by side at this
+    # width (Panel's scroll button once took the first cell, and left it empty).
+    tops = engine.evaluate(
+        "[...[...Bokeh.documents].at(-1).all_models]"
+        ".filter((m) => m.constructor.__name__ === 'Column' && m.name?.startsWith('view:'))"
+        ".map((m) => Bokeh.index.find_one(m)?.el)"
+        ".filter((el) => el?.isConnected && el.getClientRects().length)"
+        ".map((el) => el.getBoundingClientRect().top).sort((a, b) => a - b)"
+    )
+    assert len(tops) == 4 and abs(tops[0] - tops[1]) < 1 and tops[2] > tops[0] + 100, tops
+
     # named by the page's ControlNames
     engine.wait_for(f"{D_K_HANDLE_JS} !== undefined", timeout=30)
     engine.press(D_K_HANDLE_JS, "ArrowRight")  # d_k 256 -> 512
