@@ -259,59 +259,91 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
-def summaries(settings: Settings, snap, unscaled, med, share, curves) -> dict[str, str]:
-    """One plain-text sentence of current numbers per view, for screen readers."""
+def summaries(settings: Settings, snap, unscaled, med, share, curves, views) -> dict[str, str]:
+    """One plain-text sentence of current numbers for each of ``views`` that has one
+    here, for screen readers: only what those read of ``curves`` is computed."""
     s = settings
     rule = s.scaling
-    predicted = float(theory.logit_std(rule, s.d_k, s.variance, s.temperature, s.alpha))
-    raw = float(theory.logit_std("none", s.d_k, s.variance, s.temperature))
-    c = curves[rule]
     at = f"At d_k = {s.d_k} with rule {RULE_NAMES[rule]}"
     spread_law = "theory: spread = c √d_k v / T"
-    i = int(np.searchsorted(c["d_k"], s.d_k))
-    unscaled_curves, scaled_grad = curves["none"], curves["sqrt"]["query_grad_norm"]
-    grad = unscaled_curves["query_grad_norm"]
-    peak = int(np.argmax(grad))
-    decades = np.log10(
-        unscaled_curves["query_grad_norm_p90"][-1]
-        / max(unscaled_curves["query_grad_norm_p10"][-1], 1e-300)
-    )
-    share_theory = float(
-        theory.saturated_share(
-            rule, np.array([s.d_k]), s.variance, s.temperature, s.n_keys, s.alpha
-        )[0]
-    )
-    return {
-        "histogram": f"{at}: logits std {_fmt(float(snap.logits.std()))} ({spread_law} = "
-        f"{_fmt(predicted)}); unscaled scores std {_fmt(float(unscaled.std()))} "
-        f"(theory: {_fmt(raw)}).",
-        "spread": f"{at}: median row std {_fmt(med['logit_std'])} ({spread_law} = "
-        f"{_fmt(predicted)}). Collapse threshold √(2 ln n) = "
-        f"{_fmt(theory.collapse_threshold(s.n_keys))}. Over d_k = 1 to 1024 the median spread "
-        f"goes from {_fmt(c['logit_std'][0])} to {_fmt(c['logit_std'][-1])}.",
-        "max_weight": f"{at}: median max weight {_fmt(med['max_weight'])}; at d_k = 1024 it is "
-        + ", ".join(f"{RULE_NAMES[r]} {_fmt(curves[r]['max_weight'][-1])}" for r in SCALING_RULES)
-        + ".",
-        "entropy": f"{at}: median H / ln n = {_fmt(med['normalized_entropy'])}.",
-        "saturated": f"{at}: {share:.0%} of rows are saturated"
-        + (f" (Gaussian model: at most {share_theory:.0%})" if np.isfinite(share_theory) else "")
-        + "; at d_k = 1024, "
-        + ", ".join(
-            f"{RULE_NAMES[r]} {curves[r]['saturated_share'][-1]:.0%}" for r in SCALING_RULES
+
+    def predicted(rule):
+        return float(theory.logit_std(rule, s.d_k, s.variance, s.temperature, s.alpha))
+
+    def histogram():
+        return (
+            f"{at}: logits std {_fmt(float(snap.logits.std()))} ({spread_law} = "
+            f"{_fmt(predicted(rule))}); unscaled scores std {_fmt(float(unscaled.std()))} "
+            f"(theory: {_fmt(predicted('none'))})."
         )
-        + ".",
-        "heatmap": f"{snap.weights.shape[0]} queries by {snap.weights.shape[1]} keys; the "
-        f"median row puts {_fmt(med['max_weight'])} of its weight on one key (uniform: "
-        f"{_fmt(1 / s.n_keys)}).",
-        "jacobian": f"{at}: median ‖J‖_F = {_fmt(med['jacobian_norm'])} (uniform weights give "
-        f"√(n−1)/n = {_fmt(theory.uniform_jacobian_norm(s.n_keys))}).",
-        "query_grad": f"{at}: median ‖dp/dq‖_F = {_fmt(med['query_grad_norm'])}, 80% of rows "
-        f"between {_fmt(c['query_grad_norm_p10'][i])} and {_fmt(c['query_grad_norm_p90'][i])}. "
-        f"Without scaling the median peaks at d_k = {int(unscaled_curves['d_k'][peak])} "
-        f"({_fmt(grad[peak])}) and is {_fmt(grad[-1])} at d_k = 1024, where the rows span "
-        f"{decades:.0f} orders of magnitude; with ÷ √d_k it stays between "
-        f"{_fmt(scaled_grad.min())} and {_fmt(scaled_grad.max())}.",
+
+    def spread():
+        c = curves[rule]
+        return (
+            f"{at}: median row std {_fmt(med['logit_std'])} ({spread_law} = "
+            f"{_fmt(predicted(rule))}). Collapse threshold √(2 ln n) = "
+            f"{_fmt(theory.collapse_threshold(s.n_keys))}. Over d_k = 1 to 1024 the median "
+            f"spread goes from {_fmt(c['logit_std'][0])} to {_fmt(c['logit_std'][-1])}."
+        )
+
+    def max_weight():
+        at_1024 = (f"{RULE_NAMES[r]} {_fmt(curves[r]['max_weight'][-1])}" for r in SCALING_RULES)
+        return (
+            f"{at}: median max weight {_fmt(med['max_weight'])}; at d_k = 1024 it is "
+            + ", ".join(at_1024)
+            + "."
+        )
+
+    def saturated():
+        share_theory = float(
+            theory.saturated_share(
+                rule, np.array([s.d_k]), s.variance, s.temperature, s.n_keys, s.alpha
+            )[0]
+        )
+        bound = f" (Gaussian model: at most {share_theory:.0%})"
+        bound = bound if np.isfinite(share_theory) else ""
+        at_1024 = (f"{RULE_NAMES[r]} {curves[r]['saturated_share'][-1]:.0%}" for r in SCALING_RULES)
+        return f"{at}: {share:.0%} of rows are saturated{bound}; at d_k = 1024, " + (
+            ", ".join(at_1024) + "."
+        )
+
+    def query_grad():
+        c = curves[rule]
+        i = int(np.searchsorted(c["d_k"], s.d_k))
+        unscaled_curves, scaled_grad = curves["none"], curves["sqrt"]["query_grad_norm"]
+        grad = unscaled_curves["query_grad_norm"]
+        peak = int(np.argmax(grad))
+        decades = np.log10(
+            unscaled_curves["query_grad_norm_p90"][-1]
+            / max(unscaled_curves["query_grad_norm_p10"][-1], 1e-300)
+        )
+        return (
+            f"{at}: median ‖dp/dq‖_F = {_fmt(med['query_grad_norm'])}, 80% of rows between "
+            f"{_fmt(c['query_grad_norm_p10'][i])} and {_fmt(c['query_grad_norm_p90'][i])}. "
+            f"Without scaling the median peaks at d_k = {int(unscaled_curves['d_k'][peak])} "
+            f"({_fmt(grad[peak])}) and is {_fmt(grad[-1])} at d_k = 1024, where the rows span "
+            f"{decades:.0f} orders of magnitude; with ÷ √d_k it stays between "
+            f"{_fmt(scaled_grad.min())} and {_fmt(scaled_grad.max())}."
+        )
+
+    lines = {
+        "histogram": histogram,
+        "spread": spread,
+        "max_weight": max_weight,
+        "entropy": lambda: f"{at}: median H / ln n = {_fmt(med['normalized_entropy'])}.",
+        "saturated": saturated,
+        "heatmap": lambda: (
+            f"{snap.weights.shape[0]} queries by {snap.weights.shape[1]} keys; the median row "
+            f"puts {_fmt(med['max_weight'])} of its weight on one key (uniform: "
+            f"{_fmt(1 / s.n_keys)})."
+        ),
+        "jacobian": lambda: (
+            f"{at}: median ‖J‖_F = {_fmt(med['jacobian_norm'])} (uniform weights give "
+            f"√(n−1)/n = {_fmt(theory.uniform_jacobian_norm(s.n_keys))})."
+        ),
+        "query_grad": query_grad,
     }
+    return {view: lines[view]() for view in views if view in lines}
 
 
 def row_summaries(snap, unscaled, row: int) -> dict[str, str]:

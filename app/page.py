@@ -178,20 +178,16 @@ class AttentionLab(pn.viewable.Viewer):
             if curves:
                 self.curves = swept(settings)
             snap = self._snap = simulate(settings)
-            unscaled = self._unscaled = snap.q @ snap.k.T / settings.temperature
+            self._unscaled = snap.q @ snap.k.T / settings.temperature
             self._medians = {name: float(np.median(v)) for name, v in row_metrics(snap).items()}
             self._share = float(saturated_share(snap.max_weight))
-            self._lines = summaries(
-                settings, snap, unscaled, self._medians, self._share, self.curves
-            )
             self._choose_row()
             self._refresh(*(["curves"] * curves), "snapshot", "row")
 
     def _choose_row(self):
-        """The query row up close (the picked one, or the median row) and its words."""
+        """The query row up close: the picked one, or the median row."""
         snap = self._snap
         self._row = self.row_pick.value if self.row_pick.value >= 0 else median_row(snap)
-        self._lines |= row_summaries(snap, self._unscaled, self._row)
 
     def _pick_row(self):
         """Another row picked: its views, their words, and an answer that reads the row.
@@ -264,13 +260,8 @@ class AttentionLab(pn.viewable.Viewer):
 
     def _show_training(self):
         """The runs at the current d_k (once computed) and the sweep (once complete)."""
-        s = self.scenario
-        runs, complete = self.training.runs, self.training.complete
         self._refresh("training")
-        self.training_state.text = "trained" if complete else "training"
-        self._lines |= training_summaries(
-            s.settings(), s.learning_rate, s.training()[0].n_keys, runs.get(s.d_k), runs, complete
-        )
+        self.training_state.text = "trained" if self.training.complete else "training"
         self._show_summary()
         self._show_answer()
 
@@ -326,7 +317,22 @@ class AttentionLab(pn.viewable.Viewer):
         )
 
     def _show_summary(self):
-        self.summary.object = summary_html(self._titles(), self._lines, self.stage.shown_views())
+        """The text summary of the views on screen (only what they read is computed)."""
+        s, views = self.scenario, self.stage.shown_views()
+        settings, runs = s.settings(), self.training.runs
+        lines = summaries(
+            settings, self._snap, self._unscaled, self._medians, self._share, self.curves, views
+        )
+        lines |= row_summaries(self._snap, self._unscaled, self._row)
+        lines |= training_summaries(
+            settings,
+            s.learning_rate,
+            s.training()[0].n_keys,
+            runs.get(s.d_k),
+            runs,
+            self.training.complete,
+        )
+        self.summary.object = summary_html(self._titles(), lines, views)
 
     # --- layout --------------------------------------------------------------------------
 

@@ -123,7 +123,7 @@ def log_jacobian_norm(rows: SoftmaxRows) -> np.ndarray:
 
 
 def log_key_spread(
-    rows: SoftmaxRows, keys: np.ndarray, layer_norm: tuple[np.ndarray, np.ndarray] | None = None
+    rows: SoftmaxRows, keys: np.ndarray, layer_norm: tuple | None = None
 ) -> np.ndarray:
     """``log sqrt(sum_j p_j^2 ||P (k_j - kbar)||^2)`` of each row, shape (...).
 
@@ -135,13 +135,18 @@ def log_key_spread(
     Parameters
     ----------
     rows : SoftmaxRows
-        Weights of shape (n_queries, n_keys).
-    keys : ndarray, shape (n_keys, d)
-        The key vectors the logits were made from.
-    layer_norm : (y, deficit), optional
-        For qk_norm: ``y`` (n_queries, d), the layer-normalised queries, and
+        Weights of shape (..., n_queries, n_keys): the rows of several scale
+        factors of the same dot products may be stacked on leading axes.
+    keys : ndarray, shape (n_keys, r)
+        The key vectors the logits were made from, or any rows with the same
+        inner products (``app.simulation.span_coordinates``): nothing else of
+        the keys counts.
+    layer_norm : (y_keys, deficit, d, y_sq), optional
+        For qk_norm, where ``y`` are the layer-normalised queries: ``y_keys``
+        (n_queries, n_keys), their inner products ``y . k_j`` with the keys;
         ``deficit`` (n_queries, 1), ``1 - rho`` with ``rho = |y|^2 / d``,
-        computed without cancellation by the caller. ``P`` is then the layer
+        computed without cancellation by the caller; ``d``, the vectors'
+        dimension; ``y_sq`` (n_queries, 1), ``|y|^2``. ``P`` is then the layer
         norm's projection ``I - 1 1^T/d - y y^T/d`` (its Jacobian times sigma),
         applied to zero-mean keys: ``||P x||^2 = ||x||^2 - (2 - rho) (y.x)^2/d``.
         For ``d = 2`` every zero-mean ``x`` is parallel to ``y``, and this
@@ -159,8 +164,8 @@ def log_key_spread(
     v = rows.relative
     eps = np.exp(-rows.gap)
     partition = np.exp(rows.log_partition)
-    top = np.argmax(rows.is_top, axis=-1)[:, None]
-    k_top = keys[top[:, 0]]
+    top = np.argmax(rows.is_top, axis=-1)[..., None]
+    k_top = keys[top[..., 0]]
     v_keys = v @ keys  # sum_i v_i k_i
     w = v.sum(axis=-1, keepdims=True) * k_top - v_keys
     k_bar = (k_top + eps * v_keys) / partition  # sum_i p_i k_i
@@ -169,22 +174,20 @@ def log_key_spread(
         np.sum(keys**2, axis=-1) - 2.0 * (k_bar @ keys.T) + np.sum(k_bar**2, axis=-1, keepdims=True)
     )
     if layer_norm is not None:
-        y, deficit = layer_norm
-        y_keys = y @ keys.T
+        y_keys, deficit, d, y_sq = layer_norm
+        y_keys = np.broadcast_to(y_keys, v.shape)
         y_top = np.take_along_axis(y_keys, top, axis=-1)
         y_w = np.sum(v * (y_top - y_keys), axis=-1, keepdims=True)  # non-negative terms
-        y_u = y_keys - np.sum(y * k_bar, axis=-1, keepdims=True)
-        w_sq = _layer_norm_projection(w_sq, y_w, y, deficit)
-        u_sq = _layer_norm_projection(u_sq, y_u, y, deficit)
+        y_bar = (y_top + eps * np.sum(v * y_keys, axis=-1, keepdims=True)) / partition  # y.kbar
+        w_sq = _layer_norm_projection(w_sq, y_w, deficit, d, y_sq)
+        u_sq = _layer_norm_projection(u_sq, y_keys - y_bar, deficit, d, y_sq)
     spread = w_sq / partition**2 + np.sum(v**2 * np.maximum(u_sq, 0.0), axis=-1, keepdims=True)
     with np.errstate(divide="ignore"):  # identical keys: the spread is exactly 0
         return (-rows.gap - rows.log_partition + 0.5 * np.log(spread))[..., 0]
 
 
-def _layer_norm_projection(x_sq, y_x, y, deficit):
+def _layer_norm_projection(x_sq, y_x, deficit, d, y_sq):
     """``||P x||^2`` from ``||x||^2`` and ``y.x`` for zero-mean ``x`` (see above)."""
-    d = y.shape[-1]
-    y_sq = np.sum(y**2, axis=-1, keepdims=True)
     if d == 2 and np.all(y_sq > 0):
         return deficit**2 * y_x**2 / y_sq
     return np.maximum(x_sq - (1.0 + deficit) * y_x**2 / d, 0.0)

@@ -95,6 +95,7 @@ def test_every_view_has_a_caption_and_no_internal_numbering():
         medians,
         float(saturated_share(snap.max_weight)),
         sweep(settings, POWERS),
+        VIEWS,
     )
     runs = training_sweep(settings, POWERS)
     lines |= training_summaries(settings, 2.0, 64, runs[512], runs, complete=True)
@@ -111,7 +112,9 @@ def test_the_gradient_summary_reports_the_rise_the_collapse_and_the_spread():
     curves = sweep(settings, POWERS)
     snap = simulate(settings)
     medians = {name: float(np.median(v)) for name, v in row_metrics(snap).items()}
-    line = summaries(settings, snap, snap.q @ snap.k.T, medians, 0.0, curves)["query_grad"]
+    line = summaries(settings, snap, snap.q @ snap.k.T, medians, 0.0, curves, ["query_grad"])[
+        "query_grad"
+    ]
     grad = curves["none"]["query_grad_norm"]
     peak = POWERS[int(np.argmax(grad))]
     assert f"peaks at d_k = {peak}" in line
