@@ -37,7 +37,8 @@
           const folder = target.slice(0, target.lastIndexOf('/'));
           if (!made.has(folder)) Module.FS.mkdirTree(folder);
           made.add(folder);
-          Module.FS.writeFile(target, pack.data.subarray(offset, offset + size));
+          // canOwn: the file is a view of the pack's bytes, not a copy (31 MB less)
+          Module.FS.writeFile(target, pack.data.subarray(offset, offset + size), { canOwn: true });
         }
         for (const path of preload) {
           Module.loadDynamicLibrary(`${sitePackages}/${path}`, {

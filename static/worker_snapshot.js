@@ -21,15 +21,30 @@ async function download(name) {
 }
 
 // A host that serves .gz files with Content-Encoding: gzip has the browser
-// decompress them already; then the bytes are used as they are.
-function gunzip(bytes) {
-  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes.buffer;
+// decompress them already; then the bytes are used as they are. Otherwise they are
+// decompressed chunk by chunk into one array of the size gzip's trailer gives
+// (its last four bytes), so that the chunks and their concatenation (the snapshot
+// twice over, 180 MB) are never held at once.
+async function gunzip(bytes) {
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  const size = new DataView(bytes.buffer, bytes.byteLength - 4).getUint32(0, true);
+  const out = new Uint8Array(size);
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-  return new Response(stream).arrayBuffer();
+  const reader = stream.getReader();
+  let filled = 0;
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+    if (filled + chunk.value.length > size) throw new Error('a download is longer than its gzip trailer says');
+    out.set(chunk.value, filled);
+    filled += chunk.value.length;
+  }
+  if (filled !== size) throw new Error('a download is shorter than its gzip trailer says');
+  return out;
 }
 
 const snapshotAborted = new AbortController();
-const snapshotDownloads = Promise.all([download('snapshot.bin.gz'), download('site-packages.pack.gz')]);
+// Let go once taken (restoreSnapshot): a promise keeps its value, here 30 MB of
+// compressed bytes that are no use once decompressed.
+let snapshotDownloads = Promise.all([download('snapshot.bin.gz'), download('site-packages.pack.gz')]);
 // One failed download makes the other useless; restoreSnapshot reports the failure.
 snapshotDownloads.catch(() => snapshotAborted.abort());
 
@@ -50,16 +65,21 @@ async function restoreSnapshot() {
   try {
     if (typeof DecompressionStream !== 'function') throw new Error('no DecompressionStream');
     self.postMessage({type: 'status', msg: 'Restoring the saved Python session'});
-    const [snapshot, packBytes] = await Promise.all((await snapshotDownloads).map(gunzip));
-    if (snapshot.byteLength < 64 || new Uint32Array(snapshot, 0, 1)[0] !== SNAPSHOT_MAGIC) {
+    const downloads = snapshotDownloads;
+    snapshotDownloads = null;
+    const [snapshot, packBytes] = await Promise.all((await downloads).map(gunzip));
+    if (snapshot.length < 64 || new DataView(snapshot.buffer).getUint32(0, true) !== SNAPSHOT_MAGIC) {
       throw new Error('snapshot.bin.gz is not a Pyodide memory snapshot');
     }
     importScripts('./pyodide/pyodide.asm.js', SNAPSHOT + 'snapshot.js');
     const pack = PyodideSnapshot.parsePack(packBytes);
     hook = PyodideSnapshot.install(pack, pack.preload);
     const pyodide = await loadPyodide({
-      _loadSnapshot: new Uint8Array(snapshot), _snapshotDeserializer: PyodideSnapshot.deserializer,
+      _loadSnapshot: snapshot, _snapshotDeserializer: PyodideSnapshot.deserializer,
     });
+    // Pyodide keeps its options for good, and the snapshot (90 MB) is in the wasm
+    // memory now: drop the options' reference to it.
+    delete pyodide._api.config._loadSnapshot;
     pyodide.runPython(RESEED);
     return pyodide;
   } catch (error) {
