@@ -57,6 +57,7 @@ from app.share_box import ShareBox
 from app.simulation import (
     SCALING_RULES,
     Settings,
+    forget_draws,
     median_row,
     row_metrics,
     saturated_share,
@@ -107,6 +108,8 @@ class AttentionLab(pn.viewable.Viewer):
         if making_snapshot():  # built in the snapshot, not when first opened
             for name in SECTIONS:
                 self._section(name)
+            self.curves.complete()  # every section opens at once
+            forget_draws()  # random numbers: 3.5 MB more to download, and quick to draw again
         location = pn.state.location
         if prerendering():
             return  # the prerendered page stays "loading": its controls cannot act

@@ -279,6 +279,11 @@ def _products(seed: int, n_queries: int, n_keys: int, d_k: int) -> _Products:
     return _Products(rng.standard_normal((n_queries, d_k)), rng.standard_normal((n_keys, d_k)))
 
 
+def forget_draws():
+    """Let go of the draws kept for new variances (before a memory snapshot is made)."""
+    _products.cache_clear()
+
+
 class _Draw:
     """One draw prepared for the rules of one family (without layer norm, or qk_norm).
 
@@ -452,7 +457,6 @@ class Sweep(Mapping):
         self.settings, self.d_ks = settings, np.asarray(d_ks, dtype=int)
         self._columns = {rule: {"d_k": self.d_ks} for rule in SCALING_RULES}
         self._pending = dict.fromkeys(SWEEP_GROUPS)  # the groups not yet computed
-        self._draws = {}  # (d_k, family) -> _Draw, kept while a group is pending
 
     def __getitem__(self, rule: str) -> Mapping:
         if rule not in self._columns:
@@ -464,6 +468,11 @@ class Sweep(Mapping):
 
     def __len__(self) -> int:
         return len(SCALING_RULES)
+
+    def complete(self):
+        """Compute every group not computed yet."""
+        for group in list(self._pending):
+            self._compute(group)
 
     def column(self, rule: str, name: str) -> np.ndarray:
         """Column ``name`` of ``rule``, computing its group if it is the first read."""
@@ -496,17 +505,11 @@ class Sweep(Mapping):
                 max_weight = rule_values[:, metrics.index("max_weight")]
                 columns["saturated_share"] = saturated_share(max_weight, axis=-1)
         del self._pending[group]
-        if not self._pending:
-            self._draws.clear()
 
     def _draw(self, d_k: int, rule: str) -> _Draw:
         """The draw ``simulate`` makes at ``d_k``, prepared for ``rule``'s family."""
-        key = (d_k, rule == "qk_norm")
-        if key not in self._draws:
-            s = self.settings
-            products = _products(s.seed, s.n_queries, s.n_keys, d_k)
-            self._draws[key] = products.at(s.variance, rule)
-        return self._draws[key]
+        s = self.settings
+        return _products(s.seed, s.n_queries, s.n_keys, d_k).at(s.variance, rule)
 
 
 class _RuleColumns(Mapping):

@@ -29,7 +29,8 @@ async function gunzip(bytes) {
   if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
   const size = new DataView(bytes.buffer, bytes.byteLength - 4).getUint32(0, true);
   const out = new Uint8Array(size);
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  const source = new ReadableStream({ start(c) { c.enqueue(bytes); c.close(); } });  // no copy
+  const stream = source.pipeThrough(new DecompressionStream('gzip'));
   const reader = stream.getReader();
   let filled = 0;
   for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
@@ -42,11 +43,20 @@ async function gunzip(bytes) {
 }
 
 const snapshotAborted = new AbortController();
-// Let go once taken (restoreSnapshot): a promise keeps its value, here 30 MB of
-// compressed bytes that are no use once decompressed.
 let snapshotDownloads = Promise.all([download('snapshot.bin.gz'), download('site-packages.pack.gz')]);
 // One failed download makes the other useless; restoreSnapshot reports the failure.
 snapshotDownloads.catch(() => snapshotAborted.abort());
+
+// The snapshot and the pack, decompressed one after the other, each let go of in
+// its compressed form as soon as it is decompressed (a promise keeps its value:
+// 30 MB of bytes no use once decompressed).
+async function decompressedDownloads() {
+  const downloads = snapshotDownloads;
+  snapshotDownloads = null;
+  const files = await downloads;
+  for (let i = 0; i < files.length; i++) files[i] = await gunzip(files[i]);
+  return files;
+}
 
 // What the snapshot froze and a visitor expects fresh: the random generators'
 // state ("New draw" would give every visitor the same seed). Clocks and the
@@ -65,9 +75,7 @@ async function restoreSnapshot() {
   try {
     if (typeof DecompressionStream !== 'function') throw new Error('no DecompressionStream');
     self.postMessage({type: 'status', msg: 'Restoring the saved Python session'});
-    const downloads = snapshotDownloads;
-    snapshotDownloads = null;
-    const [snapshot, packBytes] = await Promise.all((await downloads).map(gunzip));
+    const [snapshot, packBytes] = await decompressedDownloads();
     if (snapshot.length < 64 || new DataView(snapshot.buffer).getUint32(0, true) !== SNAPSHOT_MAGIC) {
       throw new Error('snapshot.bin.gz is not a Pyodide memory snapshot');
     }

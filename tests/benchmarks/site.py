@@ -27,6 +27,9 @@ Slider moves, on the first load of the site as built, in each of MOVE_SECTIONS:
   display's frame rate for DRAG_SECONDS; updates per second are the worker's
   patches that reached the page during the drag.
 
+MOVE_SECTIONS are Spread, Saturation and Gradients: a variance change costs the
+most in Gradients (the query gradient at every d_k).
+
 A link in every engine (Chromium, Firefox ESR, WebKitGTK: ``tests/engines.py``),
 ENGINE_RUNS cold loads each of ``/?d_k=256&scaling=none&seed=3`` in a fresh
 browser, engines alternating: ready (the status bar says so) and the first key
@@ -72,7 +75,7 @@ RUNS = 3
 MOVES = 40
 DRAG_SECONDS = 3.0
 QUIET_MS = 150  # a move is painted once no animation frame has run for this long
-MOVE_SECTIONS = ("spread", "saturation")
+MOVE_SECTIONS = ("spread", "saturation", "gradients")
 
 # True once the first section's plot canvases are in the page (in shadow roots).
 PLOTS_JS = f"""() => {{
@@ -276,7 +279,7 @@ def load_app(browser, url, sections: tuple) -> dict:
                 open_section(page, section)
             result[f"moves {section}"], result[f"patches {section}"] = keyboard_moves(page)
             result[f"floor moves {section}"] = rendering_floor(page)
-        result["drag"] = drag_updates_per_second(page)
+            result[f"drag {section}"] = drag_updates_per_second(page)
     result["memory"] = peak_mb(renderers() - before)
     context.close()
     return result
@@ -448,8 +451,7 @@ def report(runs, served):
             ratio = statistics.median(moves) / statistics.median(floor_moves)
             messages = statistics.median(first[f"patches {section}"])
             print(f"  live / floor (medians)       {ratio:6.2f}   messages per move {messages:.0f}")
-        if "drag" in first:
-            print(f"  drag (variance slider): {first['drag']:.1f} updates per second")
+            print(f"  drag (variance slider): {first[f'drag {section}']:.1f} updates per second")
     for name in names:
         largest = sorted(set(served[name]), key=lambda f: -f[1])[:5]
         print(f"\nLargest files, {name}: " + ", ".join(f"{n} {s / 1e6:.1f} MB" for n, s in largest))
