@@ -25,6 +25,16 @@ from browser import CHROMIUM_ARGS, OFFLINE_ARGS, free_port, wait_for_http
 DRIVERS = Path(__file__).resolve().parent / "drivers"
 ENGINES = ("chromium", "firefox", "webkit")
 POLL = 0.1  # s between two evaluations of a condition
+# The engines that can stand in for a phone (``open_engine(name, phone=True)``): an
+# iPhone 13's viewport, 390 by 664 CSS px of 3 device pixels each, with a coarse
+# pointer that taps.
+# Chromium emulates an iPhone 13 whole (Playwright's descriptor: its mobile layout
+# viewport and touch events too). Firefox ESR takes the size, the pixel ratio, a
+# coarse pointer (its ui.*PointerCapabilities preferences) and taps (WebDriver's
+# touch actions); its mobile viewport (dom.meta-viewport.enabled) closes the
+# browser here. WebKitGTK has none of these: no phone in WebKit.
+PHONES = ("chromium", "firefox")
+PHONE = {"width": 390, "height": 664, "deviceScaleFactor": 3}
 
 # deep(selector): every element matching selector, in the document and every shadow root.
 DEEP_JS = """((selector, root = document, found = []) => {
@@ -56,6 +66,9 @@ class Engine:
     def press(self, element_expression: str, key: str):
         """Focus the element the expression yields and press ``key`` (Playwright's names)."""
 
+    def tap(self, x: float, y: float):
+        """Tap the screen at (``x``, ``y``) CSS px of the viewport (a phone, ``PHONES``)."""
+
     def screenshot(self, path: Path): ...
 
     def resize(self, width: int, height: int):
@@ -79,7 +92,7 @@ class Engine:
 class Chromium(Engine):
     name = "chromium"
 
-    def __init__(self, stack: contextlib.ExitStack):
+    def __init__(self, stack: contextlib.ExitStack, phone: bool = False):
         from browser import CHROMIUM
         from playwright.sync_api import sync_playwright
 
@@ -88,7 +101,12 @@ class Chromium(Engine):
             executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *OFFLINE_ARGS]
         )
         stack.callback(browser.close)
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        iphone = playwright.devices["iPhone 13"]
+        assert [*iphone["viewport"].values(), iphone["device_scale_factor"]] == [*PHONE.values()]
+        options = {k: v for k, v in iphone.items() if k != "default_browser_type"}
+        self.page = browser.new_page(
+            **(options if phone else {"viewport": {"width": 1280, "height": 900}})
+        )
         self._errors = []
         self.page.on("console", lambda m: m.type == "error" and self._errors.append(m.text))
         self.page.on("pageerror", lambda e: self._errors.append(f"uncaught: {e}"))
@@ -101,6 +119,9 @@ class Chromium(Engine):
 
     def press(self, element_expression, key):
         self.page.evaluate_handle(element_expression).as_element().press(key)
+
+    def tap(self, x, y):
+        self.page.touchscreen.tap(x, y)
 
     def screenshot(self, path):
         self.page.screenshot(path=path, full_page=True)
@@ -116,9 +137,13 @@ class Chromium(Engine):
 class Firefox(Engine):
     name = "firefox"
 
-    def __init__(self, stack: contextlib.ExitStack):
+    def __init__(self, stack: contextlib.ExitStack, phone: bool = False):
         self.process = subprocess.Popen(
-            ["node", str(DRIVERS / "firefox.mjs")],
+            [
+                "node",
+                str(DRIVERS / "firefox.mjs"),
+                *(["--phone", json.dumps(PHONE)] if phone else []),
+            ],
             cwd=DRIVERS,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -160,6 +185,9 @@ class Firefox(Engine):
     def press(self, element_expression, key):
         self._call("press", expression=element_expression, key=key)
 
+    def tap(self, x, y):
+        self._call("tap", x=x, y=y)
+
     def screenshot(self, path):
         self._call("screenshot", path=str(path))
 
@@ -190,7 +218,9 @@ class WebKit(Engine):
     name = "webkit"
     min_width = 447  # CSS px: WebKitGTK's window is no narrower (measured under Xvfb)
 
-    def __init__(self, stack: contextlib.ExitStack):
+    def __init__(self, stack: contextlib.ExitStack, phone: bool = False):
+        if phone:
+            raise ValueError("webkit: WebKitGTK cannot stand in for a phone (see PHONES)")
         from selenium import webdriver
         from selenium.webdriver.remote.client_config import ClientConfig
         from selenium.webdriver.remote.remote_connection import RemoteConnection
@@ -275,7 +305,8 @@ def _selenium_key(key: str) -> str:
 
 
 @contextlib.contextmanager
-def open_engine(name: str):
-    """A browser of the named engine (see ``ENGINES``), closed on exit."""
+def open_engine(name: str, phone: bool = False):
+    """A browser of the named engine (see ``ENGINES``), closed on exit; with ``phone``,
+    standing in for a phone (``PHONES``)."""
     with contextlib.ExitStack() as stack:
-        yield {"chromium": Chromium, "firefox": Firefox, "webkit": WebKit}[name](stack)
+        yield {"chromium": Chromium, "firefox": Firefox, "webkit": WebKit}[name](stack, phone)

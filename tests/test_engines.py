@@ -18,10 +18,11 @@ import json
 import numpy as np
 import pytest
 from browser import READ_SOURCES_JS, http_server
-from engines import D_K_HANDLE_JS, DEEP_JS, ENGINES, open_engine
+from engines import D_K_HANDLE_JS, DEEP_JS, ENGINES, PHONE, PHONES, open_engine
 from test_site import (
     DEFAULT,
     EXPORTED,
+    TEXT_SIZES_JS,
     WEIGHT_RTOL,
     MissingFileHandler,
     assert_csv_is_the_scenario,
@@ -349,3 +350,50 @@ def test_every_formula_fits_its_pane(engine, site_url, width, output_dir):
         assert engine.errors() == []
     finally:
         engine.resize(1280, 900)
+
+
+def box_js(element_expression: str) -> str:
+    """JS for the viewport box of an element, scrolled into view first: [x, y, w, h]."""
+    return (
+        f"(() => {{ const el = {element_expression}; el.scrollIntoView({{block: 'center'}});"
+        " const b = el.getBoundingClientRect(); return [b.x, b.y, b.width, b.height]; })()"
+    )
+
+
+@pytest.mark.parametrize("name", PHONES)
+def test_a_phone_lays_the_page_out_at_its_width_and_takes_taps(name, site_url, output_dir):
+    """Each engine that can stand in for a phone (engines.PHONES; WebKitGTK cannot): the
+    page laid out at the phone's width with nothing past it, type of 14 px or more,
+    slider handles of 44 px, and a tap on a slider's track and on a section's button.
+    (Chromium's full iPhone, its mobile viewport included, is test_site.py's too.)"""
+    with open_engine(name, phone=True) as engine:
+        engine.goto(site_url)
+        wait_until_ready(engine)
+        width = PHONE["width"]
+        assert engine.evaluate("[innerWidth, devicePixelRatio]") == [width, 3]
+        assert engine.evaluate("matchMedia('(pointer: coarse)').matches")
+        assert engine.evaluate("document.documentElement.scrollWidth") <= width
+        sizes = engine.evaluate(TEXT_SIZES_JS)
+        assert sizes and [(text, size) for text, size in sizes if size < 14] == []
+        handles = engine.evaluate(
+            f"{DEEP_JS}('.noUi-handle').map((h) => h.getBoundingClientRect())"
+            ".map((b) => [b.width, b.height])"
+        )
+        assert len(handles) == 6 and all(w >= 44 and h >= 44 for w, h in handles), handles
+
+        # A tap on d_k's track, 15 px above its line, near its right end: d_k = 512.
+        track = f"{D_K_HANDLE_JS}.closest('.noUi-target')"
+        x, y, w, h = engine.evaluate(box_js(track))
+        engine.tap(x + 0.9 * w, y + h / 2 - 15)
+        engine.wait_for("new URLSearchParams(location.search).get('d_k') === '512'", timeout=30)
+        x, y, w, h = engine.evaluate(box_js(button_js(section_label("saturation"))))
+        assert w >= 44 and h >= 30, (w, h)  # a section button takes a tap
+        engine.tap(x + w / 2, y + h / 2)
+        engine.wait_for(shown_views_are(SECTIONS["saturation"]), timeout=30)
+        engine.wait_for("location.search.includes('section=saturation')", timeout=30)
+        expected = simulate(Settings(d_k=512, scaling="sqrt", seed=0, **DEFAULT)).weights
+        engine.wait_for(f"({READ_SOURCES_JS})(['heatmap:weights'])['heatmap:weights']", 30)
+        np.testing.assert_allclose(heatmap(engine), expected, rtol=WEIGHT_RTOL, atol=1e-300)
+        assert engine.evaluate("document.documentElement.scrollWidth") <= width
+        engine.screenshot(output_dir / f"engine-{name}-phone.png")
+        assert engine.errors() == []

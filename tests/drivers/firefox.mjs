@@ -6,6 +6,7 @@
 //   {"op": "press", "expression": ..., "key": ...}   (the expression yields an element)
 //   {"op": "screenshot", "path": ...}
 //   {"op": "viewport", "width": ..., "height": ...}
+//   {"op": "tap", "x": ..., "y": ...}       (CSS px of the viewport, a touch)
 //   {"op": "errors"}                        -> {"ok": true, "value": [console errors so far]}
 //   {"op": "close"}
 // A failed command answers {"ok": false, "error": "..."}.
@@ -13,15 +14,22 @@ import * as readline from 'node:readline';
 import puppeteer from 'puppeteer-core';
 
 const FIREFOX = '/usr/lib/firefox-esr/firefox-esr';
+// `node firefox.mjs --phone '{"width": ..., "height": ..., "deviceScaleFactor": ...}'`
+// stands in for a phone (tests/engines.py's PHONE): that viewport, and a coarse
+// pointer that cannot hover (Gecko's pointer capabilities: 1 is coarse).
+const phoneAt = process.argv.indexOf('--phone');
+const phone = phoneAt > 0 ? JSON.parse(process.argv[phoneAt + 1]) : null;
+const COARSE_POINTER = {'ui.primaryPointerCapabilities': 1, 'ui.allPointerCapabilities': 1};
 
 const browser = await puppeteer.launch({
   browser: 'firefox',
   executablePath: FIREFOX,
   headless: true,
   protocol: 'webDriverBiDi',
+  extraPrefsFirefox: phone ? COARSE_POINTER : {},
 });
 const page = await browser.newPage();
-await page.setViewport({width: 1280, height: 900});
+await page.setViewport(phone ?? {width: 1280, height: 900});
 const errors = [];
 page.on('console', (message) => {
   if (message.type() === 'error') errors.push(message.text());
@@ -40,6 +48,7 @@ const commands = {
     await page.keyboard.press(KEYS[key] ?? key);
     await element.dispose();
   },
+  tap: async ({x, y}) => { await page.touchscreen.tap(x, y); },
   screenshot: async ({path}) => { await page.screenshot({path, fullPage: true}); },
   viewport: async ({width, height}) => { await page.setViewport({width, height}); },
   errors: async () => errors.splice(0),
