@@ -35,6 +35,7 @@ from app.scenario import (
 from app.simulation import SCALING_RULES, Settings
 from app.style import RULE_NAMES
 from app.training import PAGE_TOKENS
+from app.words import text
 
 # The CSS the controls send to the browser (each file says what it does).
 TOUCH_CSS = asset("touch.css")
@@ -199,9 +200,7 @@ def controls_column(
         questions,
         pn.Column(
             pn.pane.Markdown(
-                "**Scaling rule** (c in softmax(c Q Kᵀ / T))",
-                margin=(0, 10),
-                stylesheets=[TEXT_CSS],
+                text("page", "headings", "rule"), margin=(0, 10), stylesheets=[TEXT_CSS]
             ),
             w["scaling"],
             w["alpha"],
@@ -210,13 +209,13 @@ def controls_column(
         pn.Column(w["d_k"], w["n_keys"], **group),
         pn.Column(w["variance"], w["temperature"], **group),
         pn.Column(
-            pn.pane.Markdown("**Training run** (the last three views)", margin=(5, 10, 0, 10)),
+            pn.pane.Markdown(text("page", "headings", "training run"), margin=(5, 10, 0, 10)),
             w["learning_rate"],
             **group,
         ),
         pn.Column(
             pn.Row(w["seed"], new_draw, **group),
-            pn.pane.Markdown("**Curves shown** (press to hide a rule)", margin=(5, 10, 0, 10)),
+            pn.pane.Markdown(text("page", "headings", "curves shown"), margin=(5, 10, 0, 10)),
             shown_rules,
             **group,
         ),

@@ -10,6 +10,8 @@ import sys
 
 import numpy as np
 
+from app.words import text
+
 PRERENDER_ENV = "ATTENTION_LAB_PRERENDER"  # set by build.py while it prerenders the page
 SNAPSHOT_ENV = "ATTENTION_LAB_SNAPSHOT"  # set by static/make_snapshot.js while it builds the page
 # Seconds app/main.py waits before it builds a session's page: set by the tests only, to
@@ -41,19 +43,16 @@ def prerendering() -> bool:
 def theory_link() -> str:
     """Where the theory behind the plots is: beside the built site, or in the repository."""
     if in_browser_build():
-        return f"[The theory behind the plots]({THEORY_PAGE}) (formulas, derivations, sources)."
-    return "The theory behind the plots: docs/theory.md in this project's repository."
+        return text("page", "header", "theory link, site", {"theory_page": THEORY_PAGE})
+    return text("page", "header", "theory link, server")
 
 
 def runtime() -> str:
     """Where the numbers come from: in the browser build, the worker's numpy."""
-    if in_browser():
-        where = "Computed in your browser"
-    elif prerendering():
-        where = "Precomputed when this site was built (the live simulation takes over once loaded)"
-    else:
-        where = "Computed on the server"
-    return (
-        f"{where} with numpy {np.__version__} on Python "
-        f"{platform.python_version()} ({sys.platform})."
-    )
+    where = "browser" if in_browser() else "prerendered" if prerendering() else "server"
+    numbers = {
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "platform": sys.platform,
+    }
+    return text("page", "runtime", where, numbers)

@@ -16,10 +16,10 @@ the hidden ``lab-state`` marker says ``loading``; the page's status bar waits
 for ``live`` before it says ready.
 """
 
+import html
 import io
 import random
 
-import numpy as np
 import panel as pn
 from bokeh.models import CustomJS, Div
 from panel.io import hold
@@ -27,50 +27,29 @@ from panel.io import hold
 from app.address import Address
 from app.asset import asset
 from app.background import Training, swept
-from app.captions import (
-    CAPTIONS,
-    key_css,
-    row_summaries,
-    rule_key_label,
-    summaries,
-    summary_html,
-    training_summaries,
-)
+from app.captions import caption, summary
 from app.controls import FOCUS_CSS, Scenario, controls_column, scenario_widgets
 from app.environment import in_browser, making_snapshot, prerendering, runtime
 from app.export import scenario_csv
 from app.panes import SMALL, page_header, text_pane
 from app.question_box import QuestionBox
-from app.questions import Evidence, question
-from app.scenario import (
-    DEFAULTS,
-    FIELDS,
-    SECTIONS,
-    SEED_RANGE,
-    VIEWS,
-    section_of,
-)
-from app.sections import SECTION_FIGURES, VIEW_TITLES, Results
+from app.questions import question
+from app.results import Results
+from app.scenario import DEFAULTS, FIELDS, SECTIONS, SEED_RANGE, section_of
+from app.sections import SECTION_FIGURES, VIEW_TITLES
 from app.sections.figures import model_heads_source
 from app.sections.stability import Stability
 from app.share_box import ShareBox
-from app.simulation import (
-    SCALING_RULES,
-    Settings,
-    forget_draws,
-    median_row,
-    row_metrics,
-    saturated_share,
-    simulate,
-)
+from app.simulation import SCALING_RULES, Settings, forget_draws, median_row, simulate
 from app.stage import Stage
+from app.style import key_css, rule_key_label
+from app.words import text
 
 TITLE = "Attention Scaling Lab"
 LAYOUT_STYLES = {"max-width": "1400px", "margin": "0 auto"}
 # Lecture mode, for a projector: every widget's and pane's type larger (Bokeh's widgets
 # read --bokeh-font-size; the figures' own text is set by SectionFigures.show_lecture).
 LECTURE_STYLES = {"font-size": "20px", "--bokeh-font-size": "18px"}
-assert set(CAPTIONS) == set(VIEWS)
 
 
 # The CSS and JavaScript the page sends to the browser (each file says what it does).
@@ -136,7 +115,7 @@ class AttentionLab(pn.viewable.Viewer):
             value=list(SCALING_RULES),
             button_type="default",
             sizing_mode="stretch_width",
-            stylesheets=[key_css(), FOCUS_CSS],
+            stylesheets=[key_css(SCALING_RULES), FOCUS_CSS],
         )
         self.shown_rules.param.watch(self._show_rules, "value")
         self.row_pick = pn.widgets.Select(
@@ -180,39 +159,31 @@ class AttentionLab(pn.viewable.Viewer):
         with hold():
             if curves:
                 self.curves = swept(settings)
-            snap = self._snap = simulate(settings)
-            self._unscaled = snap.q @ snap.k.T / settings.temperature
-            self._medians = {name: float(np.median(v)) for name, v in row_metrics(snap).items()}
-            self._share = float(saturated_share(snap.max_weight))
+            self._snap = simulate(settings)
             self._choose_row()
             self._refresh(*(["curves"] * curves), "snapshot", "row")
 
     def _choose_row(self):
-        """The query row up close: the picked one, or the median row."""
+        """The query row up close (the picked one, or the median row), and the results
+        that the views and the words read."""
         snap = self._snap
         self._row = self.row_pick.value if self.row_pick.value >= 0 else median_row(snap)
+        self._new_results()
+
+    def _new_results(self):
+        s = self.scenario
+        self.results = Results(
+            s.settings(), s.learning_rate, self._snap, self.curves, self.training.runs, self._row
+        )
 
     def _pick_row(self):
         """Another row picked: its views, their words, and an answer that reads the row.
-        (A move shows the summary and the answer once, after the training views.)"""
+        (A move shows the words and the answer once, after the training views.)"""
         with hold():
             self._choose_row()
             self._refresh("row")
-            self._show_summary()
+            self._show_words()
             self._show_answer()
-
-    def _results(self) -> Results:
-        return Results(
-            settings=self.scenario.settings(),
-            curves=self.curves,
-            snap=self._snap,
-            unscaled=self._unscaled,
-            medians=self._medians,
-            share=self._share,
-            row=self._row,
-            runs=self.training.runs,
-            complete=self.training.complete,
-        )
 
     # --- sections ------------------------------------------------------------------------
 
@@ -242,12 +213,10 @@ class AttentionLab(pn.viewable.Viewer):
 
     def _show_stale(self):
         """Bring the sections on screen up to date (building any never shown)."""
-        results = None
         for name in self._sections_on_screen():
             section = self._section(name)
             if self._stale[name]:
-                results = results or self._results()
-                section.show(results, self._stale[name])
+                section.show(self.results, self._stale[name])
                 self._stale[name] = set()
 
     def _show_rules(self, event):
@@ -263,9 +232,10 @@ class AttentionLab(pn.viewable.Viewer):
 
     def _show_training(self):
         """The runs at the current d_k (once computed) and the sweep (once complete)."""
+        self._new_results()  # the runs (or the learning rate) changed
         self._refresh("training")
         self.training_state.text = "trained" if self.training.complete else "training"
-        self._show_summary()
+        self._show_words()
         self._show_answer()
 
     # --- questions -----------------------------------------------------------------------
@@ -307,35 +277,19 @@ class AttentionLab(pn.viewable.Viewer):
 
     def _show_answer(self):
         """The open question's box, read from what is on screen now."""
-        s = self.scenario
-        self.questions.show(
-            Evidence(
-                s.settings(),
-                s.learning_rate,
-                self._snap,
-                self.curves,
-                self.training.runs,
-                self._row,
-            )
-        )
+        self.questions.show(self.results)
 
-    def _show_summary(self):
-        """The text summary of the views on screen (only what they read is computed)."""
-        s, views = self.scenario, self.stage.shown_views()
-        settings, runs = s.settings(), self.training.runs
-        lines = summaries(
-            settings, self._snap, self._unscaled, self._medians, self._share, self.curves, views
+    def _show_words(self):
+        """The captions and the text summary of the views on screen (only what they read
+        of the results is computed)."""
+        views, titles = self.stage.shown_views(), self._titles()
+        self.stage.show_captions({view: caption(view, self.results).text for view in views})
+        items = "".join(
+            f"<li><b>{html.escape(titles[view])}:</b> "
+            f"{html.escape(summary(view, self.results).text)}</li>"
+            for view in views
         )
-        lines |= row_summaries(self._snap, self._unscaled, self._row)
-        lines |= training_summaries(
-            settings,
-            s.learning_rate,
-            s.training()[0].n_keys,
-            runs.get(s.d_k),
-            runs,
-            self.training.complete,
-        )
-        self.summary.object = summary_html(self._titles(), lines, views)
+        self.summary.object = f"<ul>{items}</ul>"
 
     # --- layout --------------------------------------------------------------------------
 
@@ -373,7 +327,7 @@ class AttentionLab(pn.viewable.Viewer):
             self.widgets, self.questions, self.new_draw, self.shown_rules, self.share
         )
         self.stability = pn.Column(  # not in the embed layout: it shows the views only
-            pn.pane.Markdown("### Numerical stability, concretely", margin=(0, 10)),
+            pn.pane.Markdown(f"### {text('page', 'headings', 'stability')}", margin=(0, 10)),
             self.precision,
             sizing_mode="stretch_width",
             name="lab-stability",
@@ -427,7 +381,7 @@ class AttentionLab(pn.viewable.Viewer):
         for section in self.sections.values():
             section.show_lecture(s.lecture)
         self.stage.link_full_lab(self.address.query(views=None))
-        self._show_summary()
+        self._show_words()
 
     def __panel__(self):
         return self.layout

@@ -2,11 +2,13 @@
 
 import panel as pn
 
-from app.captions import EXPLAINER
+from app.asset import asset
 from app.controls import FOCUS_CSS, TEXT_CSS
 from app.environment import theory_link
+from app.words import explain_terms, text
 
 SMALL = {"font-size": "0.9em"}
+GLOSSARY_CSS = asset("glossary.css")  # a glossary term explains itself (app.words)
 
 
 def text_pane(css_class: str) -> pn.pane.HTML:
@@ -22,6 +24,7 @@ def text_pane(css_class: str) -> pn.pane.HTML:
         sizing_mode="stretch_width",
         margin=(0, 10),
         styles=SMALL,
+        stylesheets=[GLOSSARY_CSS],
     )
 
 
@@ -30,14 +33,17 @@ def page_header(title: str) -> pn.Column:
     shows the controls and the first plots)."""
     return pn.Column(
         pn.pane.Markdown(
-            f"# {title}\nWhy attention divides Q Kᵀ by √d_k: move the sliders and watch "
-            f"the softmax saturate. {theory_link()}",
+            f"# {title}\n{text('page', 'header', 'tagline')} {theory_link()}",
             sizing_mode="stretch_width",
             stylesheets=[TEXT_CSS],
         ),
         pn.Card(
-            pn.pane.Markdown(EXPLAINER, sizing_mode="stretch_width"),
-            title="Why scale at all? Why √d_k?",
+            pn.pane.Markdown(
+                explain_terms(text("page", "explainer", "text")),
+                sizing_mode="stretch_width",
+                stylesheets=[GLOSSARY_CSS],
+            ),
+            title=text("page", "explainer", "title"),
             collapsed=True,
             sizing_mode="stretch_width",
             stylesheets=[FOCUS_CSS],

@@ -23,13 +23,6 @@ FORMAT_MAX = {
 }
 EXP_LIMITS = {name: math.log(largest) for name, largest in FORMAT_MAX.items()}
 
-STABLE_SOFTMAX_NOTE = (
-    "Frameworks compute softmax(z) as softmax(z − max z) anyway: the same weights, "
-    "but the largest argument of exp is 0 and the sum is at least 1, so nothing "
-    "overflows or underflows to 0/0 in any format, whatever the scaling. The scaling "
-    "is about the shape of the weights and their gradients, not about overflow."
-)
-
 
 def naive_overflow_shares(logits: np.ndarray) -> dict[str, float]:
     """Per format of EXP_LIMITS, the share of rows whose naive softmax overflows:

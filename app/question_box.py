@@ -12,7 +12,9 @@ import html
 import panel as pn
 
 from app.panes import text_pane
-from app.questions import QUESTIONS, Evidence, question
+from app.questions import QUESTIONS, question
+from app.results import Results
+from app.words import to_html
 
 
 class QuestionBox(pn.viewable.Viewer):
@@ -47,7 +49,7 @@ class QuestionBox(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             visible=False,
         )
-        self._evidence = None
+        self._results = None
         self.layout = pn.Column(self.pick, self.box, sizing_mode="stretch_width", margin=0)
 
     @property
@@ -55,10 +57,10 @@ class QuestionBox(pn.viewable.Viewer):
         """Its widgets (the page disables them until it is live)."""
         return [self.pick, self.reveal, self.previous_step, self.next_step]
 
-    def show(self, evidence: Evidence):
+    def show(self, results: Results):
         """The open question, its prediction prompt and (once revealed) its answer, read
-        from ``evidence``, what is on screen now."""
-        self._evidence = evidence
+        from ``results``, what is on screen now."""
+        self._results = results
         s = self.scenario
         self.box.visible = s.question is not None
         if s.question is None:
@@ -66,10 +68,8 @@ class QuestionBox(pn.viewable.Viewer):
         q = question(s.question)
         count = len(q.steps)
         where = f" <small>(step {s.step + 1} of {count})</small>" if count > 1 else ""
-        self.text.object = (
-            f"<p><b>{html.escape(q.text)}</b>{where}</p><p>{html.escape(q.predict)}</p>"
-        )
-        self.answer.object = f"<p>{html.escape(q.steps[s.step].answer(evidence))}</p>"
+        self.text.object = f"<p><b>{html.escape(q.text)}</b>{where}</p>{to_html(q.predict)}"
+        self.answer.object = to_html(q.steps[s.step].answer(results))
         self.answer.visible = self.revealed
         self.reveal.visible = not self.revealed
         self.previous_step.disabled = s.step == 0
@@ -84,7 +84,7 @@ class QuestionBox(pn.viewable.Viewer):
 
     def _reveal(self):
         self.revealed = True
-        self.show(self._evidence)
+        self.show(self._results)
 
     def __panel__(self):
         return self.layout

@@ -16,6 +16,7 @@ import math
 from fractions import Fraction
 
 from app.simulation import DEFAULT_ALPHA, SCALING_RULES, Settings
+from app.words import text
 
 D_K_OPTIONS = [2**i for i in range(11)]  # 1 .. 1024
 N_KEYS_OPTIONS = [2**i for i in range(1, 11)]  # 2 .. 1024
@@ -107,14 +108,14 @@ def read_query(params: dict[str, str]) -> tuple[dict, list[str]]:
     """
     values, notices = {}, []
     for name, raw in params.items():
-        text = str(raw).strip()
+        raw_text = str(raw).strip()
         if name not in _READERS:
-            notices.append(f"Ignored the unknown parameter {name!r}.")
+            notices.append(_notice("unknown parameter", name=name))
             continue
         try:
-            value, notice = _READERS[name](name, text)
+            value, notice = _READERS[name](name, raw_text)
         except ValueError as error:
-            notices.append(f"{name}={text!r} was ignored: {error}.")
+            notices.append(_notice("ignored", name=name, text=repr(raw_text), reason=error))
             continue
         values[name] = value
         if notice:
@@ -157,9 +158,14 @@ def _on_log_slider(options, described, cast):
         nearest = min(options, key=lambda o: abs(math.log(o) - math.log(max(value, smallest))))
         if nearest == value:
             return cast(value), None
-        return nearest, (
-            f"{name}={text} is not on the slider ({described} from {options[0]:g} to "
-            f"{options[-1]:g}); showing {name}={nearest:g}."
+        return nearest, _notice(
+            "off the slider",
+            name=name,
+            text=text,
+            described=described,
+            low=options[0],
+            high=options[-1],
+            nearest=nearest,
         )
 
     return read
@@ -173,7 +179,9 @@ def _bounded(low, high, cast):
         clamped = cast(min(max(value, low), high))
         if clamped == value:
             return cast(value), None
-        return clamped, f"{name}={text} is outside {low:g} to {high:g}; using {clamped:g}."
+        return clamped, _notice(
+            "outside the range", name=name, text=text, low=low, high=high, clamped=clamped
+        )
 
     return read
 
@@ -188,9 +196,8 @@ def _alpha(name, text):
     index = min(range(len(ALPHA_OPTIONS)), key=lambda i: abs(ALPHA_OPTIONS[i] - value))
     if abs(ALPHA_OPTIONS[index] - value) < ALPHA_SNAP:
         return ALPHA_OPTIONS[index], None
-    return ALPHA_OPTIONS[index], (
-        f"{name}={text} is not on the slider (steps of 1/24 from 0 to 3/2); "
-        f"showing {name}={ALPHA_LABELS[index]}."
+    return ALPHA_OPTIONS[index], _notice(
+        "off alpha's slider", name=name, text=text, label=ALPHA_LABELS[index]
     )
 
 
@@ -237,10 +244,15 @@ def _views(name, text):
     if not known:
         raise ValueError(f"name one or more of {', '.join(VIEWS)}")
     if unknown:
-        return known, (
-            f"views: ignored {', '.join(map(repr, unknown))} (known views: {', '.join(VIEWS)})."
+        return known, _notice(
+            "unknown views", unknown=", ".join(map(repr, unknown)), known=", ".join(VIEWS)
         )
     return known, None
+
+
+def _notice(kind: str, **numbers) -> str:
+    """The notice ``kind`` of ``app/content/notices.md``, filled in."""
+    return text("notices", kind, numbers=numbers)
 
 
 def _number(text):

@@ -13,6 +13,7 @@ from app.controls import FOCUS_CSS
 from app.panes import SMALL
 from app.scenario import SECTIONS, VIEWS
 from app.sections import VIEW_TITLES
+from app.words import text
 
 SAVE_FIGURES_JS = asset("save_figures.js")
 EMBED_JS = asset("embed.js")
@@ -39,7 +40,7 @@ class ShareBox(pn.viewable.Viewer):
         scenario.param.watch(self._follow_section, "section")
         self.embed_code = pn.widgets.TextAreaInput(
             name="Embed code (the controls and the views you picked)",
-            placeholder="Press the button for an <iframe> snippet of the current scenario.",
+            placeholder=text("page", "share", "placeholder"),
             height=90,
             sizing_mode="stretch_width",
         )
@@ -69,16 +70,14 @@ class ShareBox(pn.viewable.Viewer):
         lecture = pn.widgets.Button(name="Lecture mode (projector)", width=200)
         lecture.on_click(lambda _: start_lecture())
         self.layout = pn.Column(
-            pn.pane.Markdown("**Share or embed**", margin=(10, 10, 0, 10)),
-            pn.pane.Markdown(
-                "The address bar holds this scenario. For a course page, pick the views:",
-                margin=(0, 10),
-                styles=SMALL,
-            ),
+            pn.pane.Markdown(f"**{text('page', 'headings', 'share')}**", margin=(10, 10, 0, 10)),
+            pn.pane.Markdown(text("page", "share", "note"), margin=(0, 10), styles=SMALL),
             self.embed_views,
             copy,
             self.embed_code,
-            pn.pane.Markdown("**Take it away**", margin=(10, 10, 0, 10)),
+            pn.pane.Markdown(
+                f"**{text('page', 'headings', 'take away')}**", margin=(10, 10, 0, 10)
+            ),
             pn.Row(csv_download, save_figures, margin=0),
             pn.Row(lecture, margin=0),
             sizing_mode="stretch_width",

@@ -6,7 +6,8 @@ or in lecture mode one of those at a time, with buttons to step through them.
 Each view is a card: its figure, its caption and its formula. A card is built
 the first time its view comes on screen, and only the views on screen are in
 the grid: a figure out of it is out of the browser's document, so a move
-neither sends nor draws its data.
+neither sends nor draws its data. The captions depend on the numbers on
+screen: the page writes them (``show_captions``).
 """
 
 import html
@@ -17,10 +18,12 @@ import panel as pn
 from bokeh.models import Model
 
 from app.asset import asset
-from app.captions import CAPTIONS, KEY_NOTE, SECTION_INTROS, formula_clauses, section_label
+from app.captions import section_label, section_title
 from app.controls import FOCUS_CSS, TEXT_CSS, WRAP_CSS, Scenario
-from app.panes import SMALL
+from app.formulas import FORMULAS, formula_html
+from app.panes import GLOSSARY_CSS, SMALL
 from app.scenario import SECTIONS, VIEWS, section_of
+from app.words import explain_terms, text
 
 GRID_CSS = asset("grid.css")
 MATH_CSS = asset("formulas.css")
@@ -59,6 +62,7 @@ class Stage:
         self.scenario, self._figure, self._titles = scenario, figure, titles
         self._row_pick, self._full_lab, self._relayout = row_pick, full_lab, relayout
         self.cards = {}  # by view, built when first on screen (_card)
+        self.captions = {}  # each card's caption pane, by view
         self.lecture_view = 0  # the view lecture mode shows, an index into lecture_views()
         s = scenario
         self.section_pick = pn.widgets.RadioButtonGroup(
@@ -82,7 +86,7 @@ class Stage:
             sizing_mode="stretch_width",
             margin=(0, 10),
             name="section-intro",
-            stylesheets=[TEXT_CSS],
+            stylesheets=[TEXT_CSS, GLOSSARY_CSS],
         )
         self.previous_view = pn.widgets.Button(name="← Previous view", width=150)
         self.previous_view.on_click(lambda _: self.turn(-1))
@@ -97,8 +101,15 @@ class Stage:
         self.full_lab_link = pn.pane.HTML(
             "", visible=False, margin=(0, 10), styles=SMALL, name="full-lab"
         )
-        self.key_note = pn.pane.Markdown(KEY_NOTE, sizing_mode="stretch_width", styles=SMALL)
-        self.summary_title = pn.pane.Markdown("### The plots in numbers", margin=(0, 10))
+        self.key_note = pn.pane.Markdown(
+            explain_terms(text("page", "key note")),
+            sizing_mode="stretch_width",
+            styles=SMALL,
+            stylesheets=[GLOSSARY_CSS],
+        )
+        self.summary_title = pn.pane.Markdown(
+            f"### {text('page', 'headings', 'summary')}", margin=(0, 10)
+        )
 
     @property
     def widgets(self) -> list[pn.widgets.Widget]:
@@ -167,19 +178,24 @@ class Stage:
         # One column of views when embedded or in lecture mode: the frame's height then
         # hardly depends on its width, so the embed code's height fits (EMBED_HEIGHT).
         self.grid.styles = _grid(10_000 if embed or s.lecture else 420)
-        title, intro = SECTION_INTROS[s.section]
-        self.section_intro.object = f"### {title}\n{intro}"
+        intro = explain_terms(text("sections", s.section, "intro"))
+        self.section_intro.object = f"### {section_title(s.section)}\n{intro}"
         self.section_intro.visible = not embed
         self.section_pick.visible = not (embed or s.lecture)
         following = self._following_section()
         self.next_section.visible = following is not None and not (embed or s.lecture)
         if following:
-            self.next_section.name = f"Next: {SECTION_INTROS[following][0]} →"
+            self.next_section.name = f"Next: {section_title(following)} →"
         self.key_note.visible = self.summary_title.visible = bool(shown)
         self.lecture_nav.visible = s.lecture
-        self.lecture_where.object = (
-            f"View {self.lecture_view + 1} of {len(views)}: "
-            f"<b>{html.escape(self._titles()[views[self.lecture_view]])}</b>"
+        self.lecture_where.object = text(
+            "page",
+            "lecture where",
+            numbers={
+                "number": self.lecture_view + 1,
+                "count": len(views),
+                "title": html.escape(self._titles()[views[self.lecture_view]]),
+            },
         )
         self.previous_view.disabled = self.lecture_view == 0
         self.next_view.disabled = self.lecture_view == len(views) - 1
@@ -187,10 +203,18 @@ class Stage:
 
     def link_full_lab(self, query: str):
         """The embed layout's link to the full page at ``query``."""
-        self.full_lab_link.object = (
-            f'<a href="{html.escape(query)}" target="_blank" rel="noopener">'
-            f"Open the full {self._full_lab} ↗</a> (explainer, every section, sharing)"
+        self.full_lab_link.object = text(
+            "page", "full lab link", numbers={"href": html.escape(query), "title": self._full_lab}
         )
+
+    def show_captions(self, captions: dict[str, str]):
+        """Each view's caption (Markdown) in its card, where it changed (a card not built
+        yet gets its caption once it is laid out)."""
+        for key, caption in captions.items():
+            pane = self.captions.get(key)
+            caption = explain_terms(caption)
+            if pane is not None and pane.object != caption:
+                pane.object = caption
 
     def _following_section(self) -> str | None:
         """The section after the one on screen (None after the last)."""
@@ -200,14 +224,20 @@ class Stage:
         """View ``key``'s figure with its caption and formula (built once, when first
         on screen)."""
         if key not in self.cards:
-            caption, formula = CAPTIONS[key]
             above = [self._row_pick] if key == "row_logits" else []
+            self.captions[key] = pn.pane.Markdown(
+                "",
+                sizing_mode="stretch_width",
+                margin=(0, 10),
+                stylesheets=[GLOSSARY_CSS],
+                name=f"caption:{key}",
+            )
             self.cards[key] = pn.Column(
                 *above,
                 pn.pane.Bokeh(self._figure(key), sizing_mode="stretch_width"),
-                pn.pane.Markdown(caption, sizing_mode="stretch_width", margin=(0, 10)),
+                self.captions[key],
                 pn.pane.LaTeX(
-                    formula_html(formula),
+                    formula_html(FORMULAS[key]),
                     sizing_mode="stretch_width",
                     margin=(0, 10),
                     stylesheets=[MATH_CSS],
@@ -230,12 +260,3 @@ def _grid(min_width: int) -> dict:
         "grid-template-columns": f"repeat(auto-fill, minmax(min(100%, {min_width}px), 1fr))",
         "column-gap": "12px",
     }
-
-
-def formula_html(tex: str) -> str:
-    """``tex`` as inline formulas that wrap to the pane's width (``formula_clauses``)."""
-    clauses = (
-        " ".join(f"${html.escape(piece, quote=False)}$" for piece in pieces)
-        for pieces in formula_clauses(tex)
-    )
-    return " ".join(f'<span class="formula-clause">{clause}</span>' for clause in clauses)

@@ -45,3 +45,23 @@ MODEL_HEADS = [  # (model, d_model, heads)
     ("LLaMA 7B", 4096, 32),
 ]
 MODEL_COLOR = "#555555"
+
+
+def rule_key_label(rule: str) -> str:
+    """A rule's name with its marker symbol, as on the colour key's buttons."""
+    return f"{MARKER_SYMBOLS[RULE_MARKERS[rule]]} {RULE_NAMES[rule]}"
+
+
+def key_css(rules) -> str:
+    """Colours the colour key's buttons by rule (the buttons follow ``rules``, in order).
+
+    ``!important``: Bokeh's own button styles are more specific than these."""
+    return ".bk-btn-group { display: grid !important; grid-template-columns: 1fr 1fr; }\n" + (
+        "\n".join(
+            f".bk-btn-group > .bk-btn:nth-child({i + 1}) {{ color: {RULE_COLORS[rule]} !important; "
+            f"border-color: {RULE_COLORS[rule]} !important; }}\n"
+            f".bk-btn-group > .bk-btn:nth-child({i + 1}).bk-active {{ background: "
+            f"{RULE_COLORS[rule]}22 !important; font-weight: 600; }}"
+            for i, rule in enumerate(rules)
+        )
+    )

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.captions import SECTION_INTROS, section_label
+from app.captions import section_label, section_title
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 CHROMIUM_ARGS = [
@@ -226,6 +226,6 @@ def open_section(page, name, key=None):
         button.click()
     else:
         button.press(key)
-    page.get_by_role("heading", name=SECTION_INTROS[name][0], exact=True).wait_for()
+    page.get_by_role("heading", name=section_title(name), exact=True).wait_for()
     if SECTION_SOURCES[name]:
         wait_for_source(page, SECTION_SOURCES[name], "(d) => Object.values(d)[0].length > 0")

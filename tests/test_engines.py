@@ -30,7 +30,7 @@ from test_site import (
 )
 
 import build
-from app.captions import SECTION_INTROS, section_label
+from app.captions import section_label, section_title
 from app.questions import question
 from app.scenario import SECTIONS
 from app.simulation import Settings, simulate
@@ -91,7 +91,7 @@ def script_to_base_sizes(engine) -> list[float]:
 def open_section_js(name: str) -> str:
     """JS that presses section ``name``'s button and is true once its views are on screen
     (evaluate it until it is)."""
-    title, label = SECTION_INTROS[name][0], section_label(name)
+    title, label = section_title(name), section_label(name)
     figures = len(SECTIONS[name])
     return f"""(() => {{
       const heading = {DEEP_JS}('h3').some((h) => h.textContent === {json.dumps(title)});
@@ -210,7 +210,7 @@ def test_questions_lecture_mode_the_keyboard_and_an_embed_follow_the_sections(en
     # The keyboard: Enter on a section's button, Space on "Next".
     engine.press(button_js(section_label("gradients")), "Enter")
     engine.wait_for(shown_views_are(SECTIONS["gradients"]), timeout=30)
-    engine.press(button_js(f"Next: {SECTION_INTROS['learning'][0]} →"), "Space")
+    engine.press(button_js(f"Next: {section_title('learning')} →"), "Space")
     engine.wait_for(shown_views_are(SECTIONS["learning"]), timeout=30)
     engine.wait_for("location.search.includes('section=learning')", timeout=30)
 

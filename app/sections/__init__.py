@@ -1,7 +1,7 @@
 """The page's sections, one module each, in the order of the argument.
 
 Each module builds its section's figures (``figures.SectionFigures``) and
-plots the parts of the page's ``Results`` it reads; the page builds a
+plots the parts of the page's ``app.results.Results`` it reads; the page builds a
 section when it first comes on screen and brings it up to date then.
 
 >>> from app.scenario import SECTIONS
@@ -11,7 +11,6 @@ True
 True
 """
 
-from app.sections.figures import Results
 from app.sections.gradients import Gradients
 from app.sections.learning import Learning
 from app.sections.query import QueryRow
@@ -33,4 +32,4 @@ VIEW_TITLES = {
     key: title for kind in SECTION_FIGURES.values() for key, title in kind.TITLES.items()
 }
 
-__all__ = ["SECTION_FIGURES", "VIEW_TITLES", "Results"]
+__all__ = ["SECTION_FIGURES", "VIEW_TITLES"]

@@ -9,7 +9,6 @@ No figure carries a legend: the page's one colour key names the rules and
 hides or shows a rule's curves in every figure (``show_rules``).
 """
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -23,7 +22,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from app.asset import asset
-from app.simulation import SCALING_RULES, Settings, Snapshot
+from app.simulation import SCALING_RULES
 from app.style import MODEL_COLOR, MODEL_HEADS, RULE_COLORS, RULE_MARKERS
 
 LOG_FLOOR = 1e-300  # log axes draw smaller (underflowed) norms at this floor
@@ -45,43 +44,6 @@ CURVE_FIGURES = {
 }
 
 
-@dataclass
-class Results:
-    """What the page has computed for the scenario on screen; the sections plot it.
-
-    Attributes
-    ----------
-    settings : Settings
-    curves : dict
-        ``sweep(settings, D_K_OPTIONS)``: per rule, each metric's median and
-        10th/90th percentiles over rows at every d_k.
-    snap : Snapshot
-        ``simulate(settings)``, the current draw.
-    unscaled : ndarray
-        Its scores ``q . k / T``, before any scaling rule.
-    medians : dict of str to float
-        Each metric of ``row_metrics(snap)``: its median over rows.
-    share : float
-        The draw's share of saturated rows.
-    row : int
-        The query row up close.
-    runs : dict
-        ``{d_k: {rule: TrainingRun}}``: the training runs done so far.
-    complete : bool
-        Whether ``runs`` holds every d_k on the slider.
-    """
-
-    settings: Settings
-    curves: dict
-    snap: Snapshot
-    unscaled: np.ndarray
-    medians: dict
-    share: float
-    row: int
-    runs: dict
-    complete: bool
-
-
 def model_heads_source() -> ColumnDataSource:
     """The d_k of MODEL_HEADS, each with the models that have it: one source that
     every section's figures against d_k share."""
@@ -98,7 +60,7 @@ class SectionFigures:
     """A section's figures and the sources that feed them.
 
     Subclasses build their figures in ``__init__`` and say which parts of the
-    ``Results`` they plot in ``READS`` (``"curves"``, ``"snapshot"``, ``"row"``,
+    ``app.results.Results`` they plot in ``READS`` (``"curves"``, ``"snapshot"``, ``"row"``,
     ``"training"``); ``show(results, parts)`` calls ``show_<part>`` for each.
 
     Attributes
@@ -122,7 +84,7 @@ class SectionFigures:
         self.rule_renderers = {rule: [] for rule in SCALING_RULES}
         self._models = models
 
-    def show(self, results: Results, parts):
+    def show(self, results, parts):
         for part in sorted(self.READS & set(parts)):
             getattr(self, f"show_{part}")(results)
 

@@ -58,8 +58,8 @@ class QueryRow(SectionFigures):
             )
 
     def show_row(self, results):
-        """Query ``results.row`` of the current draw, under the current rule and unscaled."""
-        snap, row = results.snap, results.row
+        """Query ``results.shown_row`` of the current draw, under the current rule and unscaled."""
+        snap, row = results.snap, results.shown_row
         order = np.argsort(-snap.logits[row], kind="stable")
         rank = np.arange(1, len(order) + 1)
         unscaled = results.unscaled[row]

@@ -15,6 +15,7 @@ from app import theory
 from app.sections.figures import CURVE_FIGURES, SectionFigures, for_log_axis, theory_d_k
 from app.simulation import SCALING_RULES
 from app.style import RAW_COLOR, RULE_COLORS
+from app.words import text
 
 # The histogram shows the unscaled scores on the same axis while they are at most
 # this many times wider than the scaled ones; beyond, the axis follows the scaled
@@ -124,12 +125,8 @@ class Spread(SectionFigures):
         quads.glyph.fill_color = quads.glyph.line_color = line.glyph.line_color = color
         x_range = self.figures["histogram"].x_range
         x_range.start, x_range.end = -half_width, half_width
-        self._off_axis_note.text = (
-            ""
-            if shared
-            else f"Unscaled scores (grey): std {spreads['raw']:.3g}, {ratio:.0f}× wider, "
-            "mostly off this axis"
-        )
+        note = {"std": spreads["raw"], "ratio": ratio}
+        self._off_axis_note.text = "" if shared else text("page", "histogram note", numbers=note)
 
 
 def _histogram(logits: np.ndarray, half_width: float) -> dict:

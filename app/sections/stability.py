@@ -5,12 +5,12 @@ floating-point format's largest argument of exp, and the share of rows whose
 naive softmax would overflow (docs/theory.md, "Numerical stability").
 """
 
-import html
 from typing import ClassVar
 
 import panel as pn
 
-from app.precision import EXP_LIMITS, STABLE_SOFTMAX_NOTE, naive_overflow_shares
+from app.precision import EXP_LIMITS, naive_overflow_shares
+from app.words import text, to_html
 
 
 class Stability:
@@ -43,9 +43,9 @@ def precision_html(logits) -> str:
         f"<tr><td>{name}</td><td>{limit:.3f}</td><td>{shares[name]:.0%}</td></tr>"
         for name, limit in EXP_LIMITS.items()
     )
+    largest_now = to_html(text("page", "stability", "largest", {"largest": largest}))
     return (
-        f"<p>The largest logit now: <b>{largest:.4g}</b>.</p>"
-        "<table><thead><tr><th>format</th><th>largest argument of exp</th>"
+        f"{largest_now}<table><thead><tr><th>format</th><th>largest argument of exp</th>"
         "<th>rows whose naive softmax overflows</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table><p>{html.escape(STABLE_SOFTMAX_NOTE)}</p>"
+        f"<tbody>{rows}</tbody></table>{to_html(text('page', 'stability', 'note'))}"
     )
