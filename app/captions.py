@@ -81,7 +81,7 @@ def _rule_kind(r: Results) -> dict:
     rule, s = r.settings.scaling, r.settings
     exponent = {"sqrt": 0.5, "linear": 1.0, "power": s.alpha}.get(rule)
     return {
-        "rule_is_none": rule == "none" or (rule == "power" and s.alpha == 0),
+        "rule_scales_nothing": rule == "none" or (rule == "power" and s.alpha == 0),
         "rule_is_qk_norm": rule == "qk_norm",
         "rule_keeps_spread": exponent == 0.5,
         "rule_shrinks_spread": exponent is not None and exponent > 0.5,
@@ -226,8 +226,7 @@ def _training_here(r: Results) -> dict:
 
 def _kept(r: Results, rule: str, d_k: int) -> float:
     """The share of its starting loss the run of ``rule`` at ``d_k`` ends with."""
-    run = r.runs[d_k][rule]
-    return float(run.loss[-1] / run.loss[0])
+    return r.runs[d_k][rule].kept
 
 
 def _training_sweep(r: Results) -> dict:

@@ -202,7 +202,7 @@ def _trained(r: Results, rules, d_k=None) -> dict:
         numbers |= {
             f"{rule}_loss{suffix}": float(run.loss[-1]),
             f"{rule}_loss0{suffix}": float(run.loss[0]),
-            f"{rule}_kept{suffix}": float(run.loss[-1] / run.loss[0]),
+            f"{rule}_kept{suffix}": run.kept,
             f"{rule}_accuracy{suffix}": float(run.accuracy[-1]),
         }
     return numbers
@@ -664,7 +664,7 @@ def _small_d_k(r):
         | {"threshold": _threshold(r)}
     )
     return numbers | {
-        "above_threshold": numbers["none_spread"] > numbers["threshold"],
+        "none_above_threshold": numbers["none_spread"] > numbers["threshold"],
         "none_ahead": numbers["none_loss"] < numbers["sqrt_loss"],
     }
 

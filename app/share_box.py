@@ -39,7 +39,7 @@ class ShareBox(pn.viewable.Viewer):
         )
         scenario.param.watch(self._follow_section, "section")
         self.embed_code = pn.widgets.TextAreaInput(
-            name="Embed code (the controls and the views you picked)",
+            name=text("page", "share", "embed code"),
             placeholder=text("page", "share", "placeholder"),
             height=90,
             sizing_mode="stretch_width",

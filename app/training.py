@@ -75,6 +75,13 @@ class TrainingRun:
     w_q: np.ndarray
     w_k: np.ndarray
 
+    @property
+    def kept(self) -> float:
+        """The share of its starting loss the run ends with (0 for a run that starts at
+        0: a few tokens, each already all its own weight)."""
+        start = float(self.loss[0])
+        return float(self.loss[-1]) / start if start > 0 else 0.0
+
 
 def initial_draw(settings: Settings, d_model: int = DEFAULT_D_MODEL):
     """``X``, ``W_Q``, ``W_K`` from ``default_rng(settings.seed)``, in that order."""

@@ -220,7 +220,8 @@ def expected(name: str, e: Results):
         if kind == "loss0":
             return initial_loss(run, r, s, at)
         if kind == "kept":
-            return run.loss[-1] / initial_loss(run, r, s, at)
+            start = initial_loss(run, r, s, at)
+            return run.loss[-1] / start if start > 0 else 0.0
         if kind in ("loss", "accuracy"):
             return run.loss[-1] if kind == "loss" else run.accuracy[-1]
         return metric(s, r, kind, at)

@@ -1,0 +1,432 @@
+"""Every sentence the page shows is true where it is shown, and is written as content.
+
+The page words a claim that depends on the numbers by a named condition it
+computes (app/words.py). Here every caption, summary and answer is rendered at
+SCENARIOS scenarios drawn across the whole control space (every rule, α, d_k,
+v, T, n, η, seed and query row), and every condition that chose a wording is
+computed again, independently, from its definition: the draw, its softmax and
+its query gradient from numpy here (test_questions.py's reference), the
+training runs' conditions from the runs' own losses and weights (which
+test_training.py checks against a plain reference and an autograd replay),
+each threshold from the words' own statement. A test also shows that the
+check fails on a wrong condition.
+"""
+
+import ast
+import math
+import random
+import re
+from dataclasses import replace
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+import test_questions
+from test_questions import (
+    initial_loss,
+    layer_norm,
+    metric,
+    query_grads,
+    rows,
+    scale,
+    settings_of,
+    softmax,
+    unscaled_scores,
+)
+
+from app.captions import caption, summary
+from app.questions import QUESTIONS
+from app.results import Results
+from app.scenario import (
+    ALPHA_OPTIONS,
+    D_K_OPTIONS,
+    DEFAULTS,
+    LEARNING_RATE_OPTIONS,
+    N_KEYS_OPTIONS,
+    TEMPERATURE_RANGE,
+    VARIANCE_RANGE,
+    VIEWS,
+)
+from app.simulation import SCALING_RULES, simulate, sweep
+from app.training import PAGE_TOKENS, training_sweep
+from app.words import Said, content
+
+N_SCENARIOS = 300
+APP = Path(__file__).resolve().parent.parent / "app"
+
+
+def slider_value(rng: random.Random, bounds, step=0.05) -> float:
+    """A value a slider of ``bounds`` and ``step`` can take."""
+    low, high = bounds
+    return round(low + step * rng.randrange(round((high - low) / step) + 1), 10)
+
+
+def draw_scenarios(count: int, seed: int = 19) -> list[dict]:
+    """``count`` scenarios across the whole control space, then every question step's."""
+    rng = random.Random(seed)
+    drawn = [
+        {
+            "scaling": rng.choice(SCALING_RULES),
+            "alpha": rng.choice(ALPHA_OPTIONS),
+            "d_k": rng.choice(D_K_OPTIONS),
+            "variance": slider_value(rng, VARIANCE_RANGE),
+            "temperature": slider_value(rng, TEMPERATURE_RANGE),
+            "n_keys": rng.choice(N_KEYS_OPTIONS),
+            "learning_rate": rng.choice(LEARNING_RATE_OPTIONS),
+            "seed": rng.randrange(2**32),
+            "row": rng.choice([None, rng.randrange(64)]),  # the median row, or a pick
+        }
+        for _ in range(count)
+    ]
+    steps = [dict(step.scenario) for q in QUESTIONS for step in q.steps]
+    return drawn + steps
+
+
+SCENARIOS = draw_scenarios(N_SCENARIOS)
+
+
+def results_of(scenario: dict) -> Results:
+    """The page's results for ``scenario``: its training runs as the page trains them."""
+    values = dict(scenario)
+    row = values.pop("row", None)
+    s, learning_rate = settings_of(values)
+    training = replace(s, d_k=1, scaling="none", n_keys=min(s.n_keys, PAGE_TOKENS))
+    runs = training_sweep(training, D_K_OPTIONS, learning_rate=learning_rate)
+    return Results(s, learning_rate, simulate(s), sweep(s, D_K_OPTIONS), runs, row)
+
+
+def forget():
+    """Let go of test_questions.py's draws of the scenarios done (they grow to GBs)."""
+    for name in ("draw", "unscaled_scores", "rows", "query_grads"):
+        getattr(test_questions, name).cache_clear()
+
+
+# --- Each condition, computed here ----------------------------------------------------------
+
+
+class Here:
+    """What the conditions read, computed here for one scenario's results."""
+
+    def __init__(self, results: Results):
+        self.r, self.s = results, results.settings
+
+    @property
+    def d_k(self):
+        return self.s.d_k
+
+    def exponent(self, rule=None) -> Fraction | None:
+        """``c = d_k^(-exponent)``; None under qk_norm."""
+        rule = rule or self.s.scaling
+        if rule == "qk_norm":
+            return None
+        alpha = Fraction(self.s.alpha).limit_denominator(24)
+        return {"none": Fraction(0), "sqrt": Fraction(1, 2), "linear": Fraction(1)}.get(rule, alpha)
+
+    def median(self, rule, name, d_k=None):
+        return float(metric(self.s, rule, name, d_k or self.d_k))
+
+    def shown_row(self) -> int:
+        """The row up close: the pick, or the lower median of the rows' largest weights."""
+        if self.r.row is not None:
+            return self.r.row
+        weights = rows(self.s, self.s.scaling, self.d_k)["weights"].max(axis=1)
+        return int(np.argsort(weights, kind="stable")[(len(weights) - 1) // 2])
+
+    def threshold(self) -> float:
+        return math.sqrt(2 * math.log(self.s.n_keys))
+
+    def kept(self, rule, d_k) -> float:
+        run = self.r.runs[d_k][rule]
+        start = initial_loss(run, rule, self.s, d_k)
+        return run.loss[-1] / start if start > 0 else 0.0
+
+    def none_grads(self) -> list[np.ndarray]:
+        return [query_grads(self.s, "none", d) for d in D_K_OPTIONS]
+
+
+def _none_gradient_shape(h: Here) -> dict:
+    medians = [float(np.median(g)) for g in h.none_grads()]
+    peak = int(np.argmax(medians))
+    drop = medians[-1] / medians[peak] if medians[peak] > 0 else 1.0
+    last = h.none_grads()[-1]
+    p10, p90 = np.percentile(last, 10), np.percentile(last, 90)
+    decades = math.log10(max(p90, 1e-300)) - math.log10(max(p10, 1e-300))
+    return {
+        "rises_then_collapses": 0 < peak < len(medians) - 1 and drop < 0.1,
+        "rises": peak == len(medians) - 1,
+        "widely": decades > 2,
+    }
+
+
+def _judged(h: Here) -> list[int]:
+    return [d for d in sorted(h.r.runs) if d >= 16]
+
+
+def _stalled_from(h: Here) -> list[int]:
+    """The d_k from which the unscaled run keeps over 40% of its loss at every larger d_k."""
+    judged = _judged(h)
+    return [d for d in judged if all(h.kept("none", e) > 0.4 for e in judged if e >= d)]
+
+
+def _one_hot_wrong(h: Here) -> bool:
+    stalled = _stalled_from(h)
+    if not stalled:
+        return False
+    runs = [h.r.runs[d]["none"] for d in _judged(h) if d >= stalled[0]]
+    return all(run.max_weight[-1] > 0.99 and run.accuracy[-1] < 0.5 for run in runs)
+
+
+def _loss(h: Here, rule, d_k=None):
+    return h.r.runs[d_k or h.d_k][rule].loss[-1]
+
+
+def _same_as_sqrt(h: Here) -> bool:
+    if h.s.scaling == "qk_norm":
+        return False
+    sqrt_t1 = replace(h.s, scaling="sqrt", temperature=1.0)
+    mine = rows(h.s, h.s.scaling, h.d_k)["weights"]
+    return float(np.abs(mine - rows(sqrt_t1, "sqrt", h.d_k)["weights"]).max()) < 1e-9
+
+
+def _raw_one_hot(h: Here) -> bool:
+    raw = unscaled_scores(h.s, h.d_k)[h.shown_row()] / h.s.temperature
+    return raw.size == 1 or float(softmax(raw).max()) > 0.99
+
+
+def _has_bound(h: Here) -> bool:
+    """The Gaussian bound is drawn except under qk_norm below max(4, 2 (ln n)^2)."""
+    n = h.s.n_keys
+    return not (h.s.scaling == "qk_norm" and h.d_k < max(4, 2 * math.log(n) ** 2))
+
+
+INDEPENDENT = {
+    # the rule
+    "rule_scales_nothing": lambda h: h.exponent() == 0,
+    "rule_is_none": lambda h: h.s.scaling == "none",
+    "rule_is_qk_norm": lambda h: h.s.scaling == "qk_norm",
+    "rule_keeps_spread": lambda h: h.exponent() == Fraction(1, 2),
+    "rule_shrinks_spread": lambda h: h.exponent() is not None and h.exponent() > Fraction(1, 2),
+    "power_grows": lambda h: h.exponent("power") < Fraction(1, 2),
+    "power_shrinks": lambda h: h.exponent("power") > Fraction(1, 2),
+    # the draw
+    "above_threshold": lambda h: h.median(h.s.scaling, "spread") > h.threshold(),
+    "none_above_threshold": lambda h: h.median("none", "spread") > h.threshold(),
+    "has_bound": _has_bound,
+    "raw_one_hot": _raw_one_hot,
+    "none_most_saturated": lambda h: h.median("none", "saturated") > 0.5,
+    "linear_fades": lambda h: (
+        h.median("linear", "entropy", 1024) > h.median("linear", "entropy", 16)
+    ),
+    "same_as_sqrt": _same_as_sqrt,
+    "none_rises_then_collapses": lambda h: _none_gradient_shape(h)["rises_then_collapses"],
+    "none_rises": lambda h: _none_gradient_shape(h)["rises"],
+    "none_spreads_widely": lambda h: _none_gradient_shape(h)["widely"],
+    # the training runs
+    "trained": lambda h: h.d_k in h.r.runs,
+    "complete": lambda h: set(h.r.runs) == set(D_K_OPTIONS),
+    "none_stalls_at_large_d_k": lambda h: bool(_stalled_from(h)),
+    "none_ends_one_hot_wrong": _one_hot_wrong,
+    "none_trains_everywhere": lambda h: all(h.kept("none", d) < 0.01 for d in _judged(h)),
+    "sqrt_trains_everywhere": lambda h: all(h.kept("sqrt", d) < 0.01 for d in _judged(h)),
+    "tiny_d_k_fails": lambda h: all(
+        h.r.runs[d][rule].accuracy[-1] < 0.2 for d in (1, 2) for rule in SCALING_RULES
+    ),
+    "none_stalls": lambda h: h.kept("none", h.d_k) > 0.4,
+    "none_stalls_sqrt_learns": lambda h: (
+        h.kept("none", h.d_k) > 0.4 and h.kept("sqrt", h.d_k) < 0.1
+    ),
+    "none_ahead": lambda h: _loss(h, "none") < _loss(h, "sqrt"),
+    "none_ahead_somewhere": lambda h: any(
+        _loss(h, "none", d) < _loss(h, "sqrt", d) for d in (16, 64, 256, 1024)
+    ),
+    "none_ahead_everywhere": lambda h: all(
+        _loss(h, "none", d) < _loss(h, "sqrt", d) for d in (16, 64, 256, 1024)
+    ),
+    "linear_learns": lambda h: h.kept("linear", h.d_k) < 0.1,
+    "sqrt_lowest_at_1024": lambda h: (
+        _loss(h, "sqrt", 1024) < min(_loss(h, r, 1024) for r in ("power", "linear", "none"))
+    ),
+    "none_stalls_saturated_at_1024": lambda h: (
+        h.kept("none", 1024) > 0.4
+        and float(np.median(np.max(_initial_weights(h, "none", 1024), axis=1))) > 0.99
+    ),
+}
+
+
+def _initial_weights(h: Here, rule: str, d_k: int) -> np.ndarray:
+    run = h.r.runs[d_k][rule]
+    q, k = run.x @ run.w_q, run.x @ run.w_k
+    if rule == "qk_norm":
+        q, k = layer_norm(q), layer_norm(k)
+    return softmax(scale(h.s, rule, d_k) * q @ k.T / h.s.temperature)
+
+
+def wrong_claims(said: Said, here: Here) -> list[tuple[str, bool, bool]]:
+    """The conditions of ``said`` that the independent computation contradicts:
+    (name, the page's value, the value here)."""
+    return [
+        (name, value, bool(INDEPENDENT[name](here)))
+        for name, value in said.claims
+        if bool(INDEPENDENT[name](here)) != value
+    ]
+
+
+def everything_said(results: Results):
+    """(where, Said) of every caption, summary and answer for ``results``."""
+    for view in VIEWS:
+        yield f"{view} caption", caption(view, results)
+        yield f"{view} summary", summary(view, results)
+    for q in QUESTIONS:
+        for i, step in enumerate(q.steps):
+            yield f"{q.slug} step {i + 1}", step.said(results)
+
+
+# --- The tests ------------------------------------------------------------------------------
+
+
+def test_the_scenarios_cover_the_whole_control_space():
+    drawn = SCENARIOS[:N_SCENARIOS]
+    assert len(SCENARIOS) >= 300
+    assert {d["scaling"] for d in drawn} == set(SCALING_RULES)
+    assert {d["d_k"] for d in drawn} == set(D_K_OPTIONS)
+    assert {d["n_keys"] for d in drawn} == set(N_KEYS_OPTIONS)
+    assert {d["learning_rate"] for d in drawn} == set(LEARNING_RATE_OPTIONS)
+    assert len({d["alpha"] for d in drawn}) > 30
+    for name, (low, high) in (("variance", VARIANCE_RANGE), ("temperature", TEMPERATURE_RANGE)):
+        values = [d[name] for d in drawn]
+        assert min(values) < low + 0.2 and max(values) > high - 0.2
+    assert {d["row"] is None for d in drawn} == {True, False}
+
+
+def test_every_condition_the_words_use_is_checked_here():
+    used = set()
+    for name in ["views", "sections", "page", "notices", "glossary", *question_files()]:
+        for parts in content(name).values():
+            for template in parts.values():
+                used |= {n for n in template.names() if _is_condition(template, n)}
+    assert used <= set(INDEPENDENT), used - set(INDEPENDENT)
+    assert set(INDEPENDENT) <= used, set(INDEPENDENT) - used
+
+
+def question_files() -> list[str]:
+    return [f"questions/{q.slug}" for q in QUESTIONS]
+
+
+def _is_condition(template, name: str) -> bool:
+    return re.search(rf"^:::\s*(el)?if\s+(not\s+)?{name}\s*$", template.source, re.M) is not None
+
+
+@pytest.mark.parametrize("index", range(0, len(SCENARIOS), 10))
+def test_every_claim_is_true_where_it_is_shown(index):
+    """Ten scenarios a test: every caption, summary and answer, each condition that worded
+    it against its independent computation, and no number left out or not finite."""
+    wrong = []
+    for scenario in SCENARIOS[index : index + 10]:
+        results = results_of(scenario)
+        here = Here(results)
+        for where, said in everything_said(results):
+            assert said.text and not re.search(r"\b(nan|inf)\b|[{}]", said.text), (where, said)
+            wrong += [(scenario, where, *claim) for claim in wrong_claims(said, here)]
+        forget()
+    assert wrong == []
+
+
+def test_the_check_fails_on_a_wrong_condition():
+    """The spread caption with its threshold condition turned round, and the training
+    caption claiming a stall the runs do not show: both caught."""
+    results = results_of(DEFAULTS)
+    here = Here(results)
+    said = caption("spread", results)
+    assert wrong_claims(said, here) == []
+    flipped = Said(said.text, tuple((name, not value) for name, value in said.claims))
+    assert [name for name, *_ in wrong_claims(flipped, here)] == ["above_threshold"]
+    small_variance = results_of(DEFAULTS | {"variance": 0.1})
+    false_stall = Said("…", (("complete", True), ("none_stalls_at_large_d_k", True)))
+    assert wrong_claims(false_stall, Here(small_variance)) == [
+        ("none_stalls_at_large_d_k", True, False)
+    ]
+
+
+# --- No prose in the code -------------------------------------------------------------------
+
+WORD = re.compile(r"[A-Za-zα-ω]{2,}")
+
+
+def prose_literals(source: str) -> list[tuple[int, str]]:
+    """String literals of ``source`` that hold a sentence: four words or more ending in
+    a full stop, a question or an exclamation mark, or nine words or more. Labels (a
+    figure's title, an axis's, a control's name) are not sentences; nor are
+    docstrings, comments, the ``doc=`` of parameters, the messages of raised errors,
+    TeX (a backslash), CSS and markup (braces, tags)."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    docstrings = {
+        node.body[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if node in docstrings or not _is_text(node) or isinstance(parents.get(node), ast.JoinedStr):
+            continue
+        literal = _text(node)
+        if not _reads_as_prose(literal) or _is_an_error_or_a_doc(node, parents):
+            continue
+        found.append((node.lineno, literal))
+    return found
+
+
+def _is_text(node) -> bool:
+    return (isinstance(node, ast.Constant) and isinstance(node.value, str)) or isinstance(
+        node, ast.JoinedStr
+    )
+
+
+def _text(node) -> str:
+    if isinstance(node, ast.Constant):
+        return node.value
+    return "".join(v.value if isinstance(v, ast.Constant) else "0" for v in node.values)
+
+
+def _reads_as_prose(literal: str) -> bool:
+    if "\\" in literal or re.search(r"[{}<>]|^\s*[.#:]?[a-z-]+\s*\(", literal):
+        return False
+    words = WORD.findall(literal)
+    return len(words) >= 9 or (len(words) >= 4 and re.search(r"\w[.?!](\s|$)", literal))
+
+
+def _is_an_error_or_a_doc(node, parents) -> bool:
+    """Inside ``raise ...(...)``, or the ``doc=`` of a call."""
+    parent = parents.get(node)
+    while parent is not None:
+        if isinstance(parent, ast.Raise) or (
+            isinstance(parent, ast.keyword) and parent.arg == "doc"
+        ):
+            return True
+        parent = parents.get(parent)
+    return False
+
+
+def test_no_python_module_holds_page_prose():
+    found = {
+        str(path.relative_to(APP)): prose_literals(path.read_text())
+        for path in sorted(APP.rglob("*.py"))
+    }
+    assert {path: lines for path, lines in found.items() if lines} == {}
+
+
+def test_the_prose_check_finds_a_sentence_in_code():
+    source = '''
+def caption():
+    """A docstring may say anything at all about the code."""
+    label = "d_k (key dimension)"
+    raise ValueError("an error message may be a whole sentence, as this one is.")
+    return "Without scaling the model stalls near its starting loss."
+'''
+    assert prose_literals(source) == [
+        (6, "Without scaling the model stalls near its starting loss.")
+    ]
