@@ -489,7 +489,7 @@ def _every_rule_training(r):
         _setting(r)
         | runs
         | {
-            "sqrt_lowest_at_1024": lowest == "sqrt",
+            "sqrt_lowest_at_1024": runs["sqrt_loss_1024"] <= runs[f"{lowest}_loss_1024"],
             "lowest_at_1024": RULE_NAMES[lowest],
         }
     )

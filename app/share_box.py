@@ -22,7 +22,7 @@ CSV_FILENAME = "attention-scaling-lab.csv"
 # The embed layout's height at an iframe width of 480 to 960 px (one column of
 # views): the controls and the link back, then one card per view. Measured on
 # the built site; the browser test checks the frame neither scrolls nor gapes.
-EMBED_HEIGHT = {"base": 680, "per_view": 420}
+EMBED_HEIGHT = {"base": 680, "per_view": 440}
 
 
 class ShareBox(pn.viewable.Viewer):

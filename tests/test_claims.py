@@ -195,9 +195,10 @@ def _raw_one_hot(h: Here) -> bool:
 
 
 def _has_bound(h: Here) -> bool:
-    """The Gaussian bound is drawn except under qk_norm below max(4, 2 (ln n)^2)."""
+    """The Gaussian bound is drawn except under qk_norm from d_k = 2 to below
+    max(4, 2 (ln n)^2) (at d_k = 1 every logit is 0: the exact share, 0, is shown)."""
     n = h.s.n_keys
-    return not (h.s.scaling == "qk_norm" and h.d_k < max(4, 2 * math.log(n) ** 2))
+    return not (h.s.scaling == "qk_norm" and 2 <= h.d_k < max(4, 2 * math.log(n) ** 2))
 
 
 INDEPENDENT = {
@@ -245,7 +246,7 @@ INDEPENDENT = {
     ),
     "linear_learns": lambda h: h.kept("linear", h.d_k) < 0.1,
     "sqrt_lowest_at_1024": lambda h: (
-        _loss(h, "sqrt", 1024) < min(_loss(h, r, 1024) for r in ("power", "linear", "none"))
+        _loss(h, "sqrt", 1024) <= min(_loss(h, r, 1024) for r in ("power", "linear", "none"))
     ),
     "none_stalls_saturated_at_1024": lambda h: (
         h.kept("none", 1024) > 0.4
@@ -280,6 +281,48 @@ def everything_said(results: Results):
     for q in QUESTIONS:
         for i, step in enumerate(q.steps):
             yield f"{q.slug} step {i + 1}", step.said(results)
+
+
+# An answer reads as issue 19 asks: one plain opening sentence that answers the question,
+# under about 100 words in all, lists of numbers in a table (not a sentence).
+FIRST_SENTENCE_WORDS, ANSWER_WORDS, NUMBERS_IN_A_SENTENCE = 25, 100, 6
+NUMBER = re.compile(r"(?<![\w^])−?\d+(?:\.\d+)?(?:e[+−-]?\d+)?%?")
+
+
+def sentences(markdown: str) -> list[str]:
+    """The prose of an answer (its table rows left out), sentence by sentence: a
+    paragraph's end, or a full stop, question or exclamation mark and a space, end one
+    ("et al." does not)."""
+    merged = []
+    for paragraph in re.split(r"\n\s*\n", markdown):
+        lines = [line for line in paragraph.splitlines() if not line.lstrip().startswith("|")]
+        prose = " ".join(" ".join(lines).split())
+        if not prose:
+            continue
+        for i, part in enumerate(re.split(r"(?<=[.?!])\s+(?=[A-Z(÷√]|\d)", prose)):
+            if i and merged[-1].endswith(("et al.", "e.g.", "i.e.")):
+                merged[-1] += " " + part
+            else:
+                merged.append(part)
+    return merged
+
+
+def unreadable(answer: str) -> list[str]:
+    """What keeps ``answer`` from reading as it should; [] when nothing does."""
+    found = []
+    said = sentences(answer)
+    if len(said[0].split()) > FIRST_SENTENCE_WORDS:
+        found.append(f"a first sentence of {len(said[0].split())} words")
+    words = sum(len(sentence.split()) for sentence in said)
+    if words > ANSWER_WORDS:
+        found.append(f"{words} words")
+    found += [f"a list: {x}" for x in said if len(numbers_in(x)) > NUMBERS_IN_A_SENTENCE]
+    return found
+
+
+def numbers_in(sentence: str) -> list[str]:
+    """The numbers a sentence quotes (not the α of a rule's name, "÷ d_k^α (α = 1/3)")."""
+    return NUMBER.findall(re.sub(r"\(α = [^)]*\)", "", sentence))
 
 
 # --- The tests ------------------------------------------------------------------------------
@@ -320,7 +363,8 @@ def _is_condition(template, name: str) -> bool:
 @pytest.mark.parametrize("index", range(0, len(SCENARIOS), 10))
 def test_every_claim_is_true_where_it_is_shown(index):
     """Ten scenarios a test: every caption, summary and answer, each condition that worded
-    it against its independent computation, and no number left out or not finite."""
+    it against its independent computation, no number left out or not finite, and every
+    answer as readable as ``unreadable`` asks."""
     wrong = []
     for scenario in SCENARIOS[index : index + 10]:
         results = results_of(scenario)
@@ -328,6 +372,8 @@ def test_every_claim_is_true_where_it_is_shown(index):
         for where, said in everything_said(results):
             assert said.text and not re.search(r"\b(nan|inf)\b|[{}]", said.text), (where, said)
             wrong += [(scenario, where, *claim) for claim in wrong_claims(said, here)]
+            if " step " in where:
+                wrong += [(scenario, where, problem) for problem in unreadable(said.text)]
         forget()
     assert wrong == []
 
@@ -430,3 +476,11 @@ def caption():
     assert prose_literals(source) == [
         (6, "Without scaling the model stalls near its starting loss.")
     ]
+
+
+def test_the_readability_check_finds_a_long_answer_and_a_list():
+    long = " ".join(["This opening sentence goes on and on"] * 4) + ". Short."
+    listed = "It is short. The losses are 0.1, 0.2, 0.3, 0.4, 0.5, 0.6 and 0.7 at d_k = 16."
+    assert unreadable(long) == ["a first sentence of 28 words"]
+    assert unreadable(listed) == [f"a list: {sentences(listed)[1]}"]
+    assert unreadable("Yes (Vaswani et al. 2017, §3.2.1). It is.") == []

@@ -697,7 +697,7 @@ def test_the_numerical_stability_figures_are_those_of_the_logits_on_screen(offli
     wait_until_ready(page)
     logits = simulate(Settings(d_k=1024, scaling="none", seed=0, **DEFAULT)).logits
     pane = page.locator(".lab-precision")
-    assert pane.locator("b").inner_text() == f"{logits.max():.4g}"
+    assert pane.locator("strong").inner_text() == f"{logits.max():.4g}"
     shares, expected = naive_overflow_shares(logits), []
     for name, limit in EXP_LIMITS.items():
         expected += [name, f"{limit:.3f}", f"{shares[name]:.0%}"]
