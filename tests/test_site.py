@@ -59,7 +59,7 @@ from app.sections.query import ROW_FIGURES
 from app.simulation import SCALING_RULES, Settings, simulate, sweep
 from app.style import RULE_COLORS, RULE_NAMES, rule_key_label
 from app.training import train, training_sweep
-from app.words import text, to_html
+from app.words import glossary, text, to_html
 
 BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here
 DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "n_queries": 64}
@@ -867,6 +867,44 @@ LN_SPACING_JS = """() => {
   walk(document);
   return found;
 }"""
+
+
+# The explanation a glossary term shows beside it (its ::after), or "none" while hidden.
+TIP_JS = "(el) => getComputedStyle(el, '::after').content"
+
+
+def test_a_glossary_term_explains_itself_on_hover_focus_and_tap(offline, site_url, output_dir):
+    """A term's first use in a caption (the spread's "collapse threshold") shows its
+    explanation on hover, on focus from the keyboard, and on a tap on a phone; a screen
+    reader reads it as the term's description; elsewhere it is hidden."""
+    explanation = glossary()["collapse threshold"]
+    for context in (offline, offline.phone()):
+        page = context.new_page()
+        console = Console(page)
+        page.goto(site_url)
+        wait_until_ready(page)
+        term = page.locator(".term", has_text="collapse threshold").first
+        term.scroll_into_view_if_needed()
+        assert term.get_attribute("aria-description") == explanation
+        assert term.get_attribute("role") == "term" and term.get_attribute("tabindex") == "0"
+        assert term.evaluate(TIP_JS) == "none"
+        if context is offline:
+            term.hover()
+            assert term.evaluate(TIP_JS) == json.dumps(explanation, ensure_ascii=False)
+            page.mouse.move(0, 0)
+            assert term.evaluate(TIP_JS) == "none"
+            term.focus()  # as Tab reaches it: focusable, with a focus ring
+            assert term.evaluate("(el) => getComputedStyle(el).outlineStyle") == "solid"
+        else:
+            box = term.bounding_box()
+            page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            page.wait_for_function("() => document.activeElement !== document.body")
+        assert term.evaluate(TIP_JS) == json.dumps(explanation, ensure_ascii=False)
+        page.screenshot(
+            path=output_dir / f"site-term-{'desktop' if context is offline else 'phone'}.png"
+        )
+        assert console.errors == []
+        page.close()
 
 
 def test_reading_the_page_on_a_desktop(offline, site_url, output_dir):
