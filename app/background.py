@@ -1,11 +1,13 @@
 """The computations a page shares and the training it runs in the background.
 
 Under ``panel serve`` one process builds a page for every visitor, most of
-them at the default scenario: the sweep and the training runs of a scenario
-are computed once and shared (``swept``, ``trained``). The training runs of a
-new scenario are computed after the controls rest, a group of d_k at a time
-(``train_in_groups``): in the browser between the page's own events, on a
-server in a worker thread. ``Training`` keeps the runs of a page's scenario.
+them at the default scenario: the sweep, the training runs and the
+learning-rate sweep of a scenario are computed once and shared (``swept``,
+``trained``, ``rates_swept``). The training runs of a new scenario are
+computed after the controls rest, a group of d_k at a time
+(``train_in_groups``), then its learning-rate sweep (``sweep_learning_rates``):
+in the browser between the page's own events, on a server in a worker
+thread. ``Training`` keeps the runs of a page's scenario.
 """
 
 import asyncio
@@ -17,10 +19,21 @@ from functools import partial
 import panel as pn
 from panel.io import hold
 
-from app.environment import in_browser
+from app.environment import in_browser, making_snapshot
 from app.scenario import D_K_OPTIONS
-from app.simulation import Settings, sweep
-from app.training import training_steps, training_sweep
+from app.simulation import SCALING_RULES, Settings, sweep
+from app.training import (
+    SWEEP_D_KS,
+    SWEEP_LEARNING_RATES,
+    learning_rate_steps,
+    learning_rate_sweep,
+    training_steps,
+    training_sweep,
+)
+
+# The learning-rate sweep's runs, and how often (s) the page shows how far it has got.
+SWEEP_RUNS = len(SWEEP_D_KS) * len(SCALING_RULES) * len(SWEEP_LEARNING_RATES)
+PROGRESS_EVERY = 0.5
 
 # The runs at every d_k are computed in these groups, the current d_k's first; between
 # groups the page's own changes go first, and a change of scenario cancels the rest.
@@ -51,6 +64,12 @@ def trained(settings: Settings, learning_rate: float) -> dict:
     return training_sweep(settings, D_K_OPTIONS, learning_rate=learning_rate)
 
 
+@_shared(maxsize=8)
+def rates_swept(settings: Settings):
+    """``learning_rate_sweep`` of the training's settings (about 3 s in CPython)."""
+    return learning_rate_sweep(settings)
+
+
 async def train_in_groups(
     settings: Settings,
     learning_rate: float,
@@ -78,21 +97,66 @@ async def train_in_groups(
         add(runs, group)
 
 
-async def _between_steps(steps, cancelled):
+async def sweep_learning_rates(
+    settings: Settings,
+    trained: Callable[[], bool],
+    wanted: Callable[[], bool],
+    progress: Callable[[int], None],
+    done: Callable[[object], None],
+):
+    """The learning-rate sweep of ``settings`` once ``trained()`` (the runs at the
+    slider's learning rate come first): in the browser a step at a time, telling
+    ``progress(runs done)`` every PROGRESS_EVERY seconds; ``done(sweep)`` at the end.
+    Stops as soon as ``wanted()`` is false."""
+    while not trained():
+        await asyncio.sleep(TRAINING_DELAY)
+        if not wanted():
+            return
+    if in_browser():
+        shown = time.perf_counter()
+
+        def tell(runs):
+            nonlocal shown
+            if time.perf_counter() - shown > PROGRESS_EVERY:
+                progress(runs)
+                shown = time.perf_counter()
+
+        result = await _between_steps(learning_rate_steps(settings), lambda: not wanted(), tell)
+    else:
+        result = await asyncio.get_running_loop().run_in_executor(None, rates_swept, settings)
+    if result is not None and wanted():
+        done(result)
+
+
+async def _between_steps(steps, cancelled, tell=None):
     """Run the generator ``steps`` (``training.training_steps``) to its end, giving way
-    to waiting events every TRAINING_SLICE seconds; its result, or None once
-    ``cancelled()``."""
+    to waiting events every TRAINING_SLICE seconds (and telling ``tell`` what it
+    yields); its result, or None once ``cancelled()``."""
     given_way = time.perf_counter()
     while True:
         try:
-            next(steps)
+            told = next(steps)
         except StopIteration as done:
             return done.value
         if time.perf_counter() - given_way > TRAINING_SLICE:
+            if tell is not None:
+                tell(told)
             await asyncio.sleep(0)
             if cancelled():
                 return None
             given_way = time.perf_counter()
+
+
+def _schedule(work: Callable):
+    """Run the coroutine function ``work`` in the background: on the page's event loop
+    (a browser, a server, a notebook), or to its end now where none runs (a script)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        if not in_browser():
+            asyncio.run(work())
+            return
+    pn.state.execute(work)
 
 
 class Training:
@@ -104,12 +168,17 @@ class Training:
         Its ``training()`` says what to train.
     show : callable
         ``show()`` shows the runs: called when they change in a way that shows.
+    show_rates : callable
+        ``show_rates()`` shows the learning-rate sweep, or how far it has got.
     """
 
-    def __init__(self, scenario, show: Callable[[], None]):
-        self.scenario, self._show = scenario, show
+    def __init__(self, scenario, show: Callable[[], None], show_rates: Callable[[], None]):
+        self.scenario, self._show, self._show_rates = scenario, show, show_rates
         self.runs: dict = {}  # {d_k: {rule: TrainingRun}}
         self._for = None  # the scenario's training() they are for
+        self.rates = None  # its LearningRateSweep, once done
+        self.rates_done = 0  # how many of its runs are done meanwhile
+        self._rates_for = None  # the training settings (no learning rate) it is for
 
     @property
     def complete(self) -> bool:
@@ -117,29 +186,62 @@ class Training:
         return len(self.runs) == len(D_K_OPTIONS)
 
     def now(self):
-        """Train at every d_k for the current scenario, all at once (a new page)."""
+        """Train at every d_k for the current scenario, all at once (a new page); and,
+        for the memory snapshot, its learning-rate sweep too."""
         self._for = self.scenario.training()
         self.runs = dict(trained(*self._for))  # a copy: more runs join it
+        if making_snapshot():  # the default scenario's, shown at once
+            self._rates_for = self._for[0]
+            self.rates, self.rates_done = rates_swept(self._for[0]), SWEEP_RUNS
+            self._show_rates()
         self._show()
 
     def later(self):
-        """Train for the current scenario unless that is done or under way; until then
-        the training views say so. Runs in the background, a group of d_k at a time."""
+        """Train for the current scenario unless that is done or under way, then sweep its
+        learning rates; until then the training views say so. Runs in the background,
+        a group of d_k at a time."""
         wanted = self.scenario.training()
-        if wanted == self._for:
-            self._show()
-            return
-        self._for, self.runs = wanted, {}
+        train = wanted != self._for
+        if train:
+            self._for, self.runs = wanted, {}
+        settings = wanted[0]
+        sweep = settings != self._rates_for
+        if sweep:
+            self._rates_for, self.rates, self.rates_done = settings, None, 0
+            self._show_rates()
+        if train or sweep:
+            training, rates = (wanted if train else None), (settings if sweep else None)
+            _schedule(partial(self._catch_up, training, rates))
         self._show()
-        pn.state.execute(
-            partial(
-                train_in_groups,
-                *wanted,
+
+    async def _catch_up(self, training, rates):
+        """Train for ``training`` (settings, learning rate), then sweep the learning rates
+        of ``rates`` (settings); either may be None (nothing to do)."""
+        if training is not None:
+            await train_in_groups(
+                *training,
                 first_d_k=self.scenario.d_k,
-                wanted=lambda: wanted == self._for,
+                wanted=lambda: training == self._for,
                 add=self._add,
             )
-        )
+        if rates is not None:
+            await sweep_learning_rates(
+                rates,
+                trained=lambda: self.complete,
+                wanted=lambda: rates == self._rates_for,
+                progress=self._rates_progress,
+                done=self._rates_add,
+            )
+
+    def _rates_progress(self, runs: int):
+        self.rates_done = runs
+        with hold():
+            self._show_rates()
+
+    def _rates_add(self, rates):
+        self.rates, self.rates_done = rates, SWEEP_RUNS
+        with hold():
+            self._show_rates()
 
     def _add(self, runs: dict, group: list[int]):
         """A group of d_k trained (``train_in_groups``): show the current d_k's runs,

@@ -16,8 +16,8 @@ from app import theory
 from app.results import Results
 from app.simulation import SATURATION, SCALING_RULES
 from app.softmax import softmax_rows
-from app.style import RULE_NAMES
-from app.training import DEFAULT_STEPS, PAGE_TOKENS
+from app.style import RULE_NAMES, fraction
+from app.training import DEFAULT_STEPS, PAGE_TOKENS, SWEEP_D_KS, SWEEP_LEARNING_RATES
 from app.words import Said, content, text
 
 # Training: the d_k the summaries list, and the d_k from which the captions judge.
@@ -265,6 +265,109 @@ def _training_sweep(r: Results) -> dict:
     }
 
 
+SWEEP_RUNS = len(SWEEP_D_KS) * len(SCALING_RULES) * len(SWEEP_LEARNING_RATES)
+MOVES_BY = 4  # "moves with d_k": its best η from d_k = 16 to 1024 changes this many times
+HOLDS_WITHIN = 2  # "stays put": its best η from d_k = 16 to 1024 within this factor
+
+
+def _listed(values, fmt="{:.3g}") -> str:
+    """Numbers as "1, 2, 5" (a list of numbers: no prose)."""
+    return ", ".join(fmt.format(float(v)) for v in values)
+
+
+def _rates(r: Results) -> dict:
+    """Whether the learning-rate sweep is done, and how far it has got."""
+    return {"swept": r.rates is not None, "done": r.rates_done, "runs": SWEEP_RUNS}
+
+
+def _from_16(r: Results) -> np.ndarray:
+    """Which d_k of the sweep count from 16 on."""
+    return np.asarray(r.rates.d_ks) >= 16
+
+
+def _stalled(r: Results, rule: str) -> list[int]:
+    """The d_k at which every η leaves ``rule`` above STALLED_ABOVE of its starting loss."""
+    lowest, _ = r.rates.best(rule)
+    kept = lowest / np.where(r.rates.start[rule] > 0, r.rates.start[rule], 1.0)
+    return [int(d) for d, k in zip(r.rates.d_ks, kept, strict=True) if k > STALLED_ABOVE]
+
+
+def _lr_sweep(r: Results) -> dict:
+    """The current rule's best η at each d_k: how it moves, where no η trains it, and
+    where the best is at the grid's end."""
+    numbers = _rates(r)
+    if r.rates is None:
+        return numbers
+    rule, d_ks = r.settings.scaling, list(r.rates.d_ks)
+    lowest, best = r.rates.best(rule)
+    judged = best[_from_16(r)]
+    growth = best[d_ks.index(1024)] / best[d_ks.index(16)]
+    stalled = _stalled(r, rule)
+    grid = r.rates.learning_rates
+    edge = [int(d) for d, eta in zip(d_ks, best, strict=True) if eta in (grid[0], grid[-1])]
+    return numbers | {
+        "eta_16": float(best[d_ks.index(16)]),
+        "eta_1024": float(best[d_ks.index(1024)]),
+        "eta_low": float(judged.min()),
+        "eta_high": float(judged.max()),
+        "best_eta_moves": bool(growth >= MOVES_BY or growth <= 1 / MOVES_BY),
+        "best_eta_holds": bool(judged.max() / judged.min() <= HOLDS_WITHIN),
+        "stalls_at_every_eta": bool(stalled),
+        "stall_d_ks": ", ".join(map(str, stalled)),
+        "best_at_edge": bool(edge),
+        "edge_d_ks": ", ".join(map(str, edge)),
+        "sweep_d_ks": ", ".join(map(str, d_ks)),
+        "best_etas": _listed(best, "{:g}"),
+        "best_losses": _listed(lowest),
+    }
+
+
+def _best_loss(r: Results) -> dict:
+    """Every rule's lowest loss over η: where no η trains the unscaled model, and how low
+    ÷ √d_k gets at its best."""
+    numbers = _rates(r)
+    if r.rates is None:
+        return numbers
+    lowest, _ = r.rates.best("sqrt")
+    kept = (lowest / r.rates.start["sqrt"])[_from_16(r)]
+    stalled = _stalled(r, "none")
+    by_rule = "; ".join(
+        f"{RULE_NAMES[rule]} {_listed(r.rates.best(rule)[0])}" for rule in SCALING_RULES
+    )
+    return numbers | {
+        "none_stalls_at_every_eta": bool(stalled),
+        "none_stall_d_ks": ", ".join(map(str, stalled)),
+        "sqrt_trains_at_best": bool(np.all(kept < TRAINED_BELOW)),
+        "sqrt_kept_max": float(kept.max()),
+        "sweep_d_ks": ", ".join(map(str, r.rates.d_ks)),
+        "losses_by_rule": by_rule,
+    }
+
+
+def _best_lr(r: Results) -> dict:
+    """Every rule's best η against d_k: how much ÷ √d_k's grows, whether the power
+    rule's stays put."""
+    numbers = _rates(r) | {"alpha": fraction(r.settings.alpha)}
+    if r.rates is None:
+        return numbers
+    d_ks = list(r.rates.d_ks)
+    sqrt = r.rates.best("sqrt")[1]
+    power = r.rates.best("power")[1][_from_16(r)]
+    growth = float(sqrt[d_ks.index(1024)] / sqrt[d_ks.index(16)])
+    by_rule = "; ".join(
+        f"{RULE_NAMES[rule]} {_listed(r.rates.best(rule)[1], '{:g}')}" for rule in SCALING_RULES
+    )
+    return numbers | {
+        "sqrt_growth": growth,
+        "sqrt_eta_grows": growth >= MOVES_BY,
+        "power_eta_holds": bool(power.max() / power.min() <= HOLDS_WITHIN),
+        "power_low": float(power.min()),
+        "power_high": float(power.max()),
+        "sweep_d_ks": ", ".join(map(str, d_ks)),
+        "etas_by_rule": by_rule,
+    }
+
+
 _NUMBERS = {
     "histogram": _histogram,
     "spread": _spread,
@@ -279,4 +382,7 @@ _NUMBERS = {
     "training_loss": _training_here,
     "training_accuracy": _training_here,
     "training_sweep": _training_sweep,
+    "lr_sweep": _lr_sweep,
+    "best_loss": _best_loss,
+    "best_lr": _best_lr,
 }

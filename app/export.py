@@ -1,18 +1,22 @@
-"""The scenario on screen as one CSV file: every curve, the draw, the training runs.
+"""The scenario on screen as one CSV file: every curve, the draw, the training runs
+and the learning-rate sweep.
 
 One tidy table (one value per row), so a spreadsheet or ``pandas.read_csv(...,
 comment="#")`` reads it as it is; lines starting with ``#`` name the scenario.
 Numpy and the standard library only.
 
-Columns: ``section, rule, d_k, step, query, key, quantity, value``, empty where
-they do not apply. Sections:
+Columns: ``section, rule, d_k, step, query, key, learning_rate, quantity,
+value``, empty where they do not apply. Sections:
 
 - ``sweep``: each metric's median and percentiles over the rows against d_k, per
   rule (``quantity`` is the sweep's column name, as in ``simulation.sweep``);
 - ``draw``: the current draw, per query and key: ``score`` (q . k), ``logit``
   (c q . k / T) and ``weight`` (softmax of the logits);
 - ``training``: loss and accuracy against step at the current d_k, per rule;
-- ``training_sweep``: the final loss against d_k, per rule.
+- ``training_sweep``: the final loss against d_k, per rule;
+- ``learning_rates``: per rule and d_k of the learning-rate sweep, the loss
+  before training (``start_loss``), and after it at each learning rate
+  (``final_loss``, ``accuracy``), once the sweep is done.
 """
 
 import csv
@@ -20,10 +24,10 @@ import io
 
 import numpy as np
 
-COLUMNS = ("section", "rule", "d_k", "step", "query", "key", "quantity", "value")
+COLUMNS = ("section", "rule", "d_k", "step", "query", "key", "learning_rate", "quantity", "value")
 
 
-def scenario_csv(query: str, curves: dict, snap, runs: dict) -> str:
+def scenario_csv(query: str, curves: dict, snap, runs: dict, rates=None) -> str:
     """The CSV text of a scenario.
 
     Parameters
@@ -37,6 +41,8 @@ def scenario_csv(query: str, curves: dict, snap, runs: dict) -> str:
     runs : dict
         ``training.training_sweep``'s result, ``{d_k: {rule: TrainingRun}}``; the
         d_k it does not hold yet (still training) are left out.
+    rates : LearningRateSweep, optional
+        ``training.learning_rate_sweep``'s result (left out while it computes).
     """
     out = io.StringIO()
     out.write(f"# Attention Scaling Lab, scenario ?{query.lstrip('?')}\n")
@@ -46,7 +52,7 @@ def scenario_csv(query: str, curves: dict, snap, runs: dict) -> str:
         for name, values in columns.items():
             if name != "d_k":
                 writer.writerows(
-                    ("sweep", rule, d_k, "", "", "", name, repr(float(v)))
+                    ("sweep", rule, d_k, "", "", "", "", name, repr(float(v)))
                     for d_k, v in zip(columns["d_k"], values, strict=True)
                 )
     n_queries, n_keys = snap.logits.shape
@@ -54,14 +60,14 @@ def scenario_csv(query: str, curves: dict, snap, runs: dict) -> str:
     scores = snap.q @ snap.k.T
     for name, values in (("score", scores), ("logit", snap.logits), ("weight", snap.weights)):
         writer.writerows(
-            ("draw", snap.settings.scaling, snap.settings.d_k, "", i, j, name, repr(float(v)))
+            ("draw", snap.settings.scaling, snap.settings.d_k, "", i, j, "", name, repr(float(v)))
             for i, j, v in zip(query_index, key_index, values.ravel(), strict=True)
         )
     d_k = snap.settings.d_k
     for rule, run in runs.get(d_k, {}).items():
         for name in ("loss", "accuracy"):
             writer.writerows(
-                ("training", rule, d_k, step, "", "", name, repr(float(v)))
+                ("training", rule, d_k, step, "", "", "", name, repr(float(v)))
                 for step, v in enumerate(getattr(run, name))
             )
     for trained_d_k in sorted(runs):
@@ -74,8 +80,22 @@ def scenario_csv(query: str, curves: dict, snap, runs: dict) -> str:
                     "",
                     "",
                     "",
+                    "",
                     "final_loss",
                     repr(float(run.loss[-1])),
                 )
             )
+    if rates is not None:
+        for rule in rates.loss:
+            for i, rate_d_k in enumerate(rates.d_ks):
+                start = repr(float(rates.start[rule][i]))
+                writer.writerow(
+                    ("learning_rates", rule, rate_d_k, "", "", "", "", "start_loss", start)
+                )
+                for name in ("final_loss", "accuracy"):
+                    values = (rates.loss if name == "final_loss" else rates.accuracy)[rule][i]
+                    writer.writerows(
+                        ("learning_rates", rule, rate_d_k, "", "", "", eta, name, repr(float(v)))
+                        for eta, v in zip(rates.learning_rates, values, strict=True)
+                    )
     return out.getvalue()

@@ -74,6 +74,9 @@ FORMULAS = {
     "training_loss": rf"{TRAINING_LOSS_TEX},\qquad {GRADIENT_STEP_TEX}",
     "training_accuracy": ACCURACY_TEX,
     "training_sweep": rf"L_{{{DEFAULT_STEPS}}}(d_k)",
+    "lr_sweep": rf"L_{{{DEFAULT_STEPS}}}(\eta)\ \text{{at each}}\ d_k",
+    "best_loss": rf"\min_\eta L_{{{DEFAULT_STEPS}}}(\eta;\ d_k)",
+    "best_lr": rf"\eta^*(d_k) = \arg\min_\eta L_{{{DEFAULT_STEPS}}}(\eta;\ d_k)",
 }
 
 

@@ -68,7 +68,7 @@ class AttentionLab(pn.viewable.Viewer):
         self.sections = {}
         self._stale = {name: set(kind.READS) for name, kind in SECTION_FIGURES.items()}
         self._models = model_heads_source()  # shared by every figure against d_k
-        self.training = Training(self.scenario, self._show_training)
+        self.training = Training(self.scenario, self._show_training, self._show_rates)
         self._scrolls = 0  # how often an answer's view was brought into sight
         self._build_widgets()
         self._build_layout()
@@ -171,9 +171,16 @@ class AttentionLab(pn.viewable.Viewer):
         self._new_results()
 
     def _new_results(self):
-        s = self.scenario
+        s, t = self.scenario, self.training
         self.results = Results(
-            s.settings(), s.learning_rate, self._snap, self.curves, self.training.runs, self._row
+            s.settings(),
+            s.learning_rate,
+            self._snap,
+            self.curves,
+            t.runs,
+            self._row,
+            t.rates,
+            t.rates_done,
         )
 
     def _pick_row(self):
@@ -238,6 +245,14 @@ class AttentionLab(pn.viewable.Viewer):
         self._show_words()
         self._show_answer()
 
+    def _show_rates(self):
+        """The learning-rate sweep (once done), or how far it has got."""
+        self._new_results()
+        self._refresh("rates")
+        self.rates_state.text = "swept" if self.training.rates is not None else "sweeping"
+        self._show_words()
+        self._show_answer()
+
     # --- questions -----------------------------------------------------------------------
 
     def _open_question(self, *events):
@@ -271,8 +286,9 @@ class AttentionLab(pn.viewable.Viewer):
 
     def _csv_file(self) -> io.StringIO:
         """The scenario on screen as CSV (app.export), for the download button."""
+        t = self.training
         return io.StringIO(
-            scenario_csv(self.address.query(), self.curves, self._snap, self.training.runs)
+            scenario_csv(self.address.query(), self.curves, self._snap, t.runs, t.rates)
         )
 
     def _show_answer(self):
@@ -307,6 +323,8 @@ class AttentionLab(pn.viewable.Viewer):
         # Hidden too: "training" until the runs at every d_k are done, then "trained" (the
         # training views, which say so in their titles, may be off screen).
         self.training_state = Div(text="training", name="lab-training", visible=False)
+        # And "sweeping" until the learning-rate sweep is done, then "swept".
+        self.rates_state = Div(text="sweeping", name="lab-rates", visible=False)
         self.scroll = Div(text="", name="lab-scroll", visible=False)
         self.scroll.js_on_change("text", CustomJS(code=SCROLL_JS))
         self.questions = QuestionBox(self.scenario)
@@ -361,6 +379,7 @@ class AttentionLab(pn.viewable.Viewer):
             pn.pane.Markdown(runtime(), name="runtime", styles=SMALL),
             pn.pane.Bokeh(self.state),
             pn.pane.Bokeh(self.training_state),
+            pn.pane.Bokeh(self.rates_state),
             pn.pane.Bokeh(self.scroll),
             sizing_mode="stretch_width",
             styles=LAYOUT_STYLES,

@@ -20,15 +20,14 @@ Numpy and the app's pure-Python modules only: no Panel, no Bokeh.
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 
 import numpy as np
 
 from app import softmax, theory
 from app.precision import EXP_LIMITS, naive_overflow_shares
 from app.results import Results
-from app.simulation import SATURATION, Settings, layer_norm, simulate
-from app.style import MODEL_HEADS, RULE_NAMES
+from app.simulation import SATURATION, layer_norm, simulate
+from app.style import MODEL_HEADS, RULE_NAMES, fraction, rule_name
 from app.training import DEFAULT_STEPS
 from app.words import Said, Template, content, text
 
@@ -42,6 +41,10 @@ SAME_WEIGHTS = 1e-9  # two softmaxes of one knob c/T differ by rounding only
 
 class TrainingPending(LookupError):
     """The results have no training runs yet at a d_k that an answer needs."""
+
+
+class RatesPending(LookupError):
+    """The results have no learning-rate sweep yet, and an answer needs it."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ class Step:
             numbers = self.numbers(results)
         except TrainingPending:
             return Said(text("notices", "training pending"))
+        except RatesPending:
+            return Said(text("notices", "rates pending"))
         return self.template.render(numbers)
 
     def answer(self, results: Results) -> str:
@@ -133,19 +138,6 @@ CURVE_COLUMNS = {
 }
 
 
-def _fraction(x: float) -> str:
-    """``x`` as a fraction with denominator at most 24 (alpha's steps), else 3 digits."""
-    near = Fraction(x).limit_denominator(24)
-    shown = str(near) if abs(float(near) - x) < 1e-12 else f"{x:.3g}"
-    return shown.replace("-", "−")
-
-
-def _rule_name(settings: Settings) -> str:
-    """The rule's name on the page, with alpha under the power rule."""
-    name = RULE_NAMES[settings.scaling]
-    return f"{name} (α = {_fraction(settings.alpha)})" if settings.scaling == "power" else name
-
-
 def _setting(r: Results) -> dict:
     """The scenario's values: d_k, v, T, n (keys), queries, lr, c, rule, alpha, steps."""
     s = r.settings
@@ -157,8 +149,8 @@ def _setting(r: Results) -> dict:
         "queries": s.n_queries,
         "lr": r.learning_rate,
         "c": s.scale,
-        "rule": _rule_name(s),
-        "alpha": _fraction(s.alpha),
+        "rule": rule_name(s.scaling, s.alpha),
+        "alpha": fraction(s.alpha),
         "steps": DEFAULT_STEPS,
     }
 
@@ -214,6 +206,24 @@ def _trained_sweep(r: Results, rules) -> dict:
     for d_k in TRAINING_D_KS:
         numbers |= _trained(r, rules, d_k)
     return numbers
+
+
+def _rates(r: Results, rules, need: bool = True) -> dict:
+    """``{rule}_best_{d_k}``, each rule's lowest loss over the learning-rate sweep at each
+    of its d_k; ``swept``; and whether every η leaves the unscaled run above
+    STALLED_ABOVE of its starting loss at d_k = 1024. ``RatesPending`` while the sweep
+    computes, unless not ``need``ed (then only ``swept``, false)."""
+    if r.rates is None:
+        if need:
+            raise RatesPending
+        return {"swept": False, "none_stalls_at_every_eta_at_1024": False}
+    numbers = {"swept": True}
+    for rule in rules:
+        lowest = r.rates.best(rule)[0]
+        numbers |= {f"{rule}_best_{d}": float(x) for d, x in zip(r.rates.d_ks, lowest, strict=True)}
+    at = list(r.rates.d_ks).index(1024)
+    kept = r.rates.best("none")[0][at] / r.rates.start["none"][at]
+    return numbers | {"none_stalls_at_every_eta_at_1024": bool(kept > STALLED_ABOVE)}
 
 
 def _none_against_sqrt(numbers: dict, suffixes) -> dict:
@@ -390,6 +400,7 @@ def _learning_sweep(r):
     return (
         _setting(r)
         | runs
+        | _rates(r, [], need=False)
         | _none_against_sqrt(runs, [f"_{d}" for d in TRAINING_D_KS])
         | {
             "none_stalls": runs["none_kept"] > STALLED_ABOVE,
@@ -456,7 +467,7 @@ def _power_trend(r):
         | _curve(r, ["power"], ["spread"], 1024)
         | theory_spread
         | {
-            "exponent": _fraction(exponent),
+            "exponent": fraction(exponent),
             "power_grows": exponent > 1e-12,
             "power_shrinks": exponent < -1e-12,
         }
@@ -488,6 +499,7 @@ def _every_rule_training(r):
     return (
         _setting(r)
         | runs
+        | (_rates(r, ["sqrt", "power"]) if r.rates is not None else {"swept": False})
         | {
             "sqrt_lowest_at_1024": runs["sqrt_loss_1024"] <= runs[f"{lowest}_loss_1024"],
             "lowest_at_1024": RULE_NAMES[lowest],
@@ -714,18 +726,22 @@ ALWAYS = Question(
 
 
 def _quality(r):
-    """Final losses of none and sqrt at d_k = 64, 256 and 1024; whether the unscaled run
-    at 1024 stalls from saturated rows."""
+    """The lowest losses over the learning-rate sweep of none and sqrt at d_k = 64, 256
+    and 1024; whether no η trains the unscaled model at 1024, and if its rows start
+    saturated there."""
     runs = _trained_sweep(r, ["none", "sqrt"])
     start_weight = float(r.runs[1024]["none"].max_weight[0])  # median over rows, step 0
+    grid = r.rates.learning_rates if r.rates is not None else ()
     return (
         _setting(r)
         | runs
+        | _rates(r, ["none", "sqrt"])
         | {
+            "eta_low": float(grid[0]),
+            "eta_high": float(grid[-1]),
             "start_loss": float(np.median([runs[f"sqrt_loss0_{d}"] for d in TRAINING_D_KS])),
             "none_start_weight_1024": start_weight,
-            "none_stalls_saturated_at_1024": runs["none_kept_1024"] > STALLED_ABOVE
-            and start_weight > SATURATION,
+            "none_starts_saturated_at_1024": start_weight > SATURATION,
         }
     )
 

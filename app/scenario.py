@@ -48,6 +48,9 @@ VIEWS = (
     "training_loss",
     "training_accuracy",
     "training_sweep",
+    "lr_sweep",
+    "best_loss",
+    "best_lr",
 )
 
 # The page's sections, in the order of the argument, and the views each shows (the
@@ -57,7 +60,14 @@ SECTIONS = {
     "saturation": ("max_weight", "entropy", "saturated", "heatmap"),
     "query": ("row_logits", "row_weights"),
     "gradients": ("jacobian", "query_grad"),
-    "learning": ("training_loss", "training_accuracy", "training_sweep"),
+    "learning": (
+        "training_loss",
+        "training_accuracy",
+        "training_sweep",
+        "lr_sweep",
+        "best_loss",
+        "best_lr",
+    ),
     "stability": (),
 }
 FIRST_SECTION = next(iter(SECTIONS))

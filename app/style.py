@@ -4,6 +4,8 @@ Pure Python (no Bokeh): the words (``app.captions``, ``app.questions``) name the
 rules as the figures (``app.sections``) draw them.
 """
 
+from fractions import Fraction
+
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
 RULE_COLORS = {
     "none": "#D55E00",
@@ -65,3 +67,16 @@ def key_css(rules) -> str:
             for i, rule in enumerate(rules)
         )
     )
+
+
+def fraction(x: float) -> str:
+    """``x`` as a fraction with denominator at most 24 (alpha's steps), else 3 digits."""
+    near = Fraction(x).limit_denominator(24)
+    shown = str(near) if abs(float(near) - x) < 1e-12 else f"{x:.3g}"
+    return shown.replace("-", "−")
+
+
+def rule_name(scaling: str, alpha: float) -> str:
+    """The rule's name on the page, with alpha under the power rule."""
+    name = RULE_NAMES[scaling]
+    return f"{name} (α = {fraction(alpha)})" if scaling == "power" else name

@@ -45,6 +45,10 @@ DEFAULT_D_MODEL = 16
 PAGE_TOKENS = 64
 # Inclusive bounds of train's arguments.
 BOUNDS = {"steps": (1, 5000), "learning_rate": (1e-4, 1e4), "d_model": (1, 256)}
+# The learning-rate sweep (learning_rate_sweep): a 1-2-5 grid over four decades, and the
+# d_k of its curves.
+SWEEP_LEARNING_RATES = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0)
+SWEEP_D_KS = (4, 16, 64, 256, 1024)
 
 # The experiment, as the page shows it.
 TRAINING_LOSS_TEX = r"L = \tfrac{1}{2n}\textstyle\sum_i \|p_i - e_i\|^2"
@@ -166,7 +170,8 @@ def training_steps(
         x, w_q, w_k = initial_draw(replace(settings, d_k=int(d_k)), d_model)
         draws += [(w_q, w_k)] * len(SCALING_RULES)  # one tuple, shared by the rules
         rules += list(SCALING_RULES)
-    curves = yield from _descend(settings, x, draws, rules, steps, learning_rate)
+    learning_rates = np.full(len(draws), learning_rate)
+    curves = yield from _descend(settings, x, draws, rules, steps, learning_rates)
     runs = [
         TrainingRun(**{name: values[i] for name, values in curves.items()}, x=x, w_q=w_q, w_k=w_k)
         for i, (w_q, w_k) in enumerate(draws)
@@ -176,6 +181,94 @@ def training_steps(
         int(d_k): dict(zip(SCALING_RULES, runs[j * width : (j + 1) * width], strict=True))
         for j, d_k in enumerate(d_ks)
     }
+
+
+@dataclass(frozen=True)
+class LearningRateSweep:
+    """Every rule trained at every learning rate at every d_k, each from the draw ``train``
+    makes at that d_k: its loss before and after, and its accuracy after.
+
+    Attributes
+    ----------
+    learning_rates : ndarray, shape (etas,)
+    d_ks : ndarray, shape (d_ks,)
+    start : dict of str to ndarray, shape (d_ks,)
+        Each rule's loss before the first step (the same at every learning rate).
+    loss, accuracy : dict of str to ndarray, shape (d_ks, etas)
+        Each rule's loss and share of tokens that find themselves after training.
+    """
+
+    learning_rates: np.ndarray
+    d_ks: np.ndarray
+    start: dict
+    loss: dict
+    accuracy: dict
+
+    def best(self, rule: str) -> tuple[np.ndarray, np.ndarray]:
+        """``rule``'s lowest loss over the learning rates at each d_k, and where it is
+        (the smallest such learning rate in a tie), each of shape (d_ks,)."""
+        at = np.argmin(self.loss[rule], axis=-1)
+        return self.loss[rule][np.arange(len(self.d_ks)), at], self.learning_rates[at]
+
+
+def learning_rate_sweep(
+    settings: Settings,
+    d_ks=SWEEP_D_KS,
+    learning_rates=SWEEP_LEARNING_RATES,
+    steps: int = DEFAULT_STEPS,
+    d_model: int = DEFAULT_D_MODEL,
+) -> LearningRateSweep:
+    """``train`` at every d_k of ``d_ks`` and learning rate of ``learning_rates``, for
+    every rule: what the learning rate does, and where each rule's best one sits.
+
+    ``learning_rate_sweep(s, ...).loss[rule][i, j]`` is ``train(s with d_k = d_ks[i],
+    steps, learning_rates[j]))[rule].loss[-1]``. The runs of one d_k are one batch.
+    """
+    steps_left = learning_rate_steps(settings, d_ks, learning_rates, steps, d_model)
+    while True:
+        try:
+            next(steps_left)
+        except StopIteration as done:
+            return done.value
+
+
+def learning_rate_steps(
+    settings: Settings,
+    d_ks=SWEEP_D_KS,
+    learning_rates=SWEEP_LEARNING_RATES,
+    steps: int = DEFAULT_STEPS,
+    d_model: int = DEFAULT_D_MODEL,
+):
+    """``learning_rate_sweep`` one step at a time: a generator that yields, after each
+    step of descent, how many runs are done, and returns the sweep (as
+    ``StopIteration.value``). One d_k at a time: its rules times learning rates."""
+    etas = np.array([_checked(steps, eta, d_model)[1] for eta in learning_rates])
+    steps, _, d_model = _checked(steps, float(etas[0]), d_model)
+    rules = [rule for rule in SCALING_RULES for _ in etas]
+    start, loss, accuracy = ({rule: [] for rule in SCALING_RULES} for _ in range(3))
+    for i, d_k in enumerate(d_ks):
+        x, w_q, w_k = initial_draw(replace(settings, d_k=int(d_k)), d_model)
+        draws = [(w_q, w_k)] * len(rules)  # one tuple, shared: one basis
+        ends = _descend(settings, x, draws, rules, steps, np.tile(etas, len(SCALING_RULES)), False)
+        while True:
+            try:
+                next(ends)
+            except StopIteration as done:
+                curves = done.value
+                break
+            yield i * len(rules)
+        for j, rule in enumerate(SCALING_RULES):
+            runs = slice(j * len(etas), (j + 1) * len(etas))
+            start[rule].append(curves["loss"][runs][0, 0])
+            loss[rule].append(curves["loss"][runs][:, -1])
+            accuracy[rule].append(curves["accuracy"][runs][:, -1])
+    return LearningRateSweep(
+        etas,
+        np.array(d_ks, dtype=int),
+        {rule: np.array(v) for rule, v in start.items()},
+        {rule: np.array(v) for rule, v in loss.items()},
+        {rule: np.array(v) for rule, v in accuracy.items()},
+    )
 
 
 def _checked(steps, learning_rate, d_model):
@@ -201,35 +294,60 @@ def _coordinates(w_q, w_k):
     return np.pad(w_q @ basis, pad), np.pad(w_k @ basis, pad), np.pad(ones @ basis, pad)[0]
 
 
-def _layer_norm(v, ones, d_k):
-    """Rows of ``v`` (coordinates) layer-normalised over the d_k full components."""
-    mean = (v @ ones) / d_k  # (b, n, 1): v . 1 / d_k
-    centred = v - mean * ones.transpose(0, 2, 1)
-    sigma = np.sqrt(np.sum(centred**2, axis=-1, keepdims=True) / d_k + LAYER_NORM_EPS)
-    return centred / sigma, sigma
+def _row_sigmas(x, b, d_k):
+    """The layer norm's sigma of every row of X W, (b, n, 1), from the coordinates B of
+    W's centred part: ``|x_i B|^2 / d_k + eps = x_i (B B^T) x_i / d_k + eps``."""
+    squares = np.sum((x @ (b @ b.transpose(0, 2, 1))) * x, axis=-1, keepdims=True)
+    return np.sqrt(squares / d_k + LAYER_NORM_EPS)
 
 
-def _layer_norm_backward(grad, normed, sigma, ones, d_k):
-    """dL/dv from dL/dy for y = layer_norm(v): (dy - mean(dy) - y mean(dy y)) / sigma."""
-    mean_grad = (grad @ ones) / d_k
-    mean_grad_y = np.sum(grad * normed, axis=-1, keepdims=True) / d_k
-    return (grad - mean_grad * ones.transpose(0, 2, 1) - normed * mean_grad_y) / sigma
+def _layer_norm_gradients(x_q, x_k, y_q, g, b_q, b_k, c, d_k):
+    """dL/dB_Q and dL/dB_K under the layer norm, from ``g`` = n dL/dZ.
+
+    With the rows of X scaled by the layer norm's 1/s (queries: ``x_q``, keys:
+    ``x_k``), Z = c X_q C X_k^T (c holding 1/T) and ``y_q`` = c X_q C. The layer
+    norm's backward pass, dL/du_i = (h_i - q_i (q_i . h_i) / d_k) / s_i for u_i =
+    x_i B_Q and h_i = dL/dq_i, sums to
+
+        dL/dB_Q = c X_q^T G X_k B_K - X^T diag(w / (d_k s^2)) X B_Q,
+
+    with G = dL/dZ and w_i = q_i . h_i = sum_j G_ij Z_ij = y_q,i . (G X_k)_i; the
+    keys' likewise with G^T. All of it d_model x d_model but three n x n products.
+    """
+    n = x_q.shape[1]
+    g = g / n  # dL/dZ
+    g_x = g @ x_k  # G X_k
+    g_y = g.transpose(0, 2, 1) @ y_q  # G^T Y_q
+    s = x_q.transpose(0, 2, 1) @ g_x  # X_q^T G X_k
+    w_q = np.sum(y_q * g_x, axis=-1, keepdims=True)  # sum_j G_ij Z_ij
+    w_k = np.sum(x_k * g_y, axis=-1, keepdims=True)  # sum_i G_ij Z_ij
+    r_q = (x_q * (w_q / d_k)).transpose(0, 2, 1) @ x_q  # X^T diag(w / (d_k s^2)) X
+    r_k = (x_k * (w_k / d_k)).transpose(0, 2, 1) @ x_k
+    grad_q = c * (s @ b_k) - r_q @ b_q
+    grad_k = c * (s.transpose(0, 2, 1) @ b_q) - r_k @ b_k
+    return grad_q, grad_k
 
 
-def _descend(settings, x, draws, rules, steps, learning_rate):
-    """Gradient descent for every (draw, rule) pair, batched; the recorded curves.
+def _descend(settings, x, draws, rules, steps, learning_rates, every_step=True):
+    """Gradient descent for every (draw, rule, learning rate) run, batched; the recorded
+    curves.
 
-    The runs without a layer norm carry only M = c A_Q A_K^T / T between X and X^T
-    (d_model x d_model); those with it carry Q and K in coordinates (n x r). Each
-    group is one batch. A generator: yields after each step, then returns
-    ``{name: (runs, steps + 1)}``.
+    Every run carries the coordinates B_Q, B_K (d_model x r) of W_Q, W_K; under the
+    layer norm their centred parts, B = A P with P = I - o o^T / d_k the projection
+    off the all-ones vector's coordinates o (the gradient steps keep B in P's range).
+    Everything else is d_model x d_model: with C = B_Q B_K^T, the logits are
+    Z = c X C X^T / T without the layer norm, and Z_ij = c x_i C x_j / (T s_i t_j)
+    with it, s_i^2 = x_i B_Q B_Q^T x_i / d_k + eps (and t for the keys) the layer
+    norm's variances. Each group of runs (with or without the layer norm) is one
+    batch. A generator: yields after each step, then returns ``{name: (runs, steps +
+    1)}``; with ``every_step`` false, only the loss and the accuracy before the first
+    step and after the last, ``{name: (runs, 2)}``.
     """
     bases = {}  # the rules of one d_k share its draw (one tuple): one basis per draw
     for draw in draws:
         if id(draw) not in bases:
             bases[id(draw)] = _coordinates(*draw)
-    a_q, a_k, ones = (np.stack(c) for c in zip(*(bases[id(d)] for d in draws), strict=True))
-    ones = ones[:, :, None]  # (b, r, 1)
+    b_q, b_k, ones = (np.stack(c) for c in zip(*(bases[id(d)] for d in draws), strict=True))
     d_k = np.array([w_q.shape[1] for w_q, _ in draws], dtype=float)[:, None, None]
     scale = [
         scale_factor(rule, w_q.shape[1], settings.alpha)
@@ -237,53 +355,63 @@ def _descend(settings, x, draws, rules, steps, learning_rate):
     ]
     c = np.array(scale)[:, None, None] / settings.temperature  # dz/d(q . k) = c / T
     normed = np.array([rule == "qk_norm" for rule in rules])
-    groups = [
-        [runs, layer_norm, a_q[runs], a_k[runs], c[runs], ones[runs], d_k[runs]]
-        for layer_norm, runs in ((False, np.flatnonzero(~normed)), (True, np.flatnonzero(normed)))
-        if runs.size
-    ]
+    groups = []
+    for layer_norm, runs in ((False, np.flatnonzero(~normed)), (True, np.flatnonzero(normed))):
+        if not runs.size:
+            continue
+        if layer_norm:  # P = I - o o^T / d_k, the layer norm's centring in coordinates
+            o = ones[runs][:, :, None]
+            projection = np.eye(o.shape[1]) - o @ o.transpose(0, 2, 1) / d_k[runs]
+            b = b_q[runs] @ projection, b_k[runs] @ projection
+        else:
+            projection, b = None, (b_q[runs], b_k[runs])
+        groups.append([runs, projection, *b, c[runs], d_k[runs]])
     n = x.shape[0]
     x_t, diagonal = x.T, np.arange(n)
-    loss, grad_norm = np.empty((2, steps + 1, len(draws)))
-    row_max = np.empty((steps + 1, len(draws), n))
-    row_top = np.empty((steps + 1, len(draws), n), dtype=int)
+    kept = steps + 1 if every_step else 2  # the steps recorded: every one, or the ends
+    loss, grad_norm = np.empty((2, kept, len(draws)))
+    row_max = np.empty((kept, len(draws), n))
+    row_top = np.empty((kept, len(draws), n), dtype=int)
+    eta = learning_rates[:, None, None]
     for step in range(steps + 1):
+        at = step if every_step else min(step, 1)  # the last step overwrites the second
+        recorded = every_step or step in (0, steps)
         for group in groups:
-            runs, layer_norm, a_q, a_k, c, ones, d_k = group
-            if layer_norm:
-                q, q_sigma = _layer_norm(x @ a_q, ones, d_k)  # Q = LN(X W_Q), in coordinates
-                k, k_sigma = _layer_norm(x @ a_k, ones, d_k)
-                z = (q * c) @ k.transpose(0, 2, 1)  # Z = c Q K^T / T
-            else:
-                z = x @ ((a_q * c) @ a_k.transpose(0, 2, 1)) @ x_t  # Z = X (c W_Q W_K^T / T) X^T
-            top = z.argmax(axis=-1)[..., None]
-            z -= np.take_along_axis(z, top, axis=-1)
+            runs, projection, b_q, b_k, c, d_k = group
+            if projection is None:
+                z = x @ ((b_q * c) @ b_k.transpose(0, 2, 1)) @ x_t  # Z = X (c W_Q W_K^T / T) X^T
+            else:  # the rows of X over the layer norm's sigma of each query and key row
+                x_q, x_k = x / _row_sigmas(x, b_q, d_k), x / _row_sigmas(x, b_k, d_k)
+                y_q = x_q @ ((b_q * c) @ b_k.transpose(0, 2, 1))
+                z = y_q @ x_k.transpose(0, 2, 1)  # Z = c Q K^T / T
+            if recorded:
+                top = z.argmax(axis=-1)  # each row's top key, for the accuracy
+            z -= z.max(axis=-1, keepdims=True)
             p = np.exp(z, out=z)
             total = p.sum(axis=-1, keepdims=True)
             p /= total  # P = softmax(Z); the largest weight of a row is 1 / total
             # n dL/dZ = J^T (P - I) row by row, J = diag(p) - p p^T:
             # p_j (p_j - 1[j=i]) - p_j r_i with r_i = sum_j p_j (p_j - 1[j=i]).
             p_ii = p[:, diagonal, diagonal]
-            p_sq = np.sum(p * p, axis=-1)
-            g = p * (p - (p_sq - p_ii)[..., None])
+            p_sq = np.einsum("bij,bij->bi", p, p)
+            g = p - (p_sq - p_ii)[..., None]
+            g *= p
             g[:, diagonal, diagonal] -= p_ii
-            if layer_norm:
-                grad_q = _layer_norm_backward((g @ k) * (c / n), q, q_sigma, ones, d_k)
-                grad_k = _layer_norm_backward(
-                    (g.transpose(0, 2, 1) @ q) * (c / n), k, k_sigma, ones, d_k
-                )
-                grad_a_q, grad_a_k = x_t @ grad_q, x_t @ grad_k
-            else:
+            if projection is None:
                 s = (x_t @ g @ x) * (c / n)  # dL/dA_Q = S A_K, dL/dA_K = S^T A_Q
-                grad_a_q, grad_a_k = s @ a_k, s.transpose(0, 2, 1) @ a_q
-            # L = 1/(2n) sum_i (sum_{j != i} p_ij^2 + (1 - p_ii)^2)
-            loss[step, runs] = np.sum(p_sq - p_ii**2 + (1.0 - p_ii) ** 2, axis=-1) / (2 * n)
-            row_max[step, runs], row_top[step, runs] = 1.0 / total[..., 0], top[..., 0]
-            # ||dL/dW_Q||_F = ||dL/dA_Q||_F: the basis is orthonormal
-            grad_norm[step, runs] = np.sqrt(np.sum(grad_a_q**2, axis=(1, 2)))
-            if step < steps:
-                group[2] = a_q - learning_rate * grad_a_q
-                group[3] = a_k - learning_rate * grad_a_k
+                grad_q, grad_k = s @ b_k, s.transpose(0, 2, 1) @ b_q
+            else:
+                grad_q, grad_k = _layer_norm_gradients(x_q, x_k, y_q, g, b_q, b_k, c, d_k)
+                grad_q, grad_k = grad_q @ projection, grad_k @ projection  # dL/dA = dL/dB P
+            if recorded:
+                # L = 1/(2n) sum_i (sum_{j != i} p_ij^2 + (1 - p_ii)^2)
+                loss[at, runs] = np.sum(p_sq - p_ii**2 + (1.0 - p_ii) ** 2, axis=-1) / (2 * n)
+                row_max[at, runs], row_top[at, runs] = 1.0 / total[..., 0], top
+                # ||dL/dW_Q||_F = ||dL/dA_Q||_F: the basis is orthonormal
+                grad_norm[at, runs] = np.sqrt(np.sum(grad_q**2, axis=(1, 2)))
+            if step < steps:  # B - eta dL/dA stays in P's range: dL/dA = dL/dB P, P^2 = P
+                group[2] = b_q - eta[runs] * grad_q
+                group[3] = b_k - eta[runs] * grad_k
         yield
     curves = {
         "loss": loss,

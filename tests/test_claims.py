@@ -49,7 +49,13 @@ from app.scenario import (
     VIEWS,
 )
 from app.simulation import SCALING_RULES, simulate, sweep
-from app.training import PAGE_TOKENS, training_sweep
+from app.training import (
+    PAGE_TOKENS,
+    SWEEP_D_KS,
+    SWEEP_LEARNING_RATES,
+    learning_rate_sweep,
+    training_sweep,
+)
 from app.words import Said, content
 
 N_SCENARIOS = 300
@@ -84,16 +90,23 @@ def draw_scenarios(count: int, seed: int = 19) -> list[dict]:
 
 
 SCENARIOS = draw_scenarios(N_SCENARIOS)
+# The learning-rate sweep (3 s each) for every tenth drawn scenario and every question's:
+# the others show the page while it sweeps.
+SWEPT = set(range(0, N_SCENARIOS, 10)) | set(range(N_SCENARIOS, len(SCENARIOS)))
+SWEEP_RUNS = len(SWEEP_D_KS) * len(SCALING_RULES) * len(SWEEP_LEARNING_RATES)
 
 
-def results_of(scenario: dict) -> Results:
-    """The page's results for ``scenario``: its training runs as the page trains them."""
+def results_of(scenario: dict, swept: bool = True) -> Results:
+    """The page's results for ``scenario``: its training runs as the page trains them,
+    and (if ``swept``) its learning-rate sweep, else a third of it done."""
     values = dict(scenario)
     row = values.pop("row", None)
     s, learning_rate = settings_of(values)
     training = replace(s, d_k=1, scaling="none", n_keys=min(s.n_keys, PAGE_TOKENS))
     runs = training_sweep(training, D_K_OPTIONS, learning_rate=learning_rate)
-    return Results(s, learning_rate, simulate(s), sweep(s, D_K_OPTIONS), runs, row)
+    rates = learning_rate_sweep(training) if swept else None
+    done = SWEEP_RUNS if swept else SWEEP_RUNS // 3
+    return Results(s, learning_rate, simulate(s), sweep(s, D_K_OPTIONS), runs, row, rates, done)
 
 
 def forget():
@@ -248,11 +261,53 @@ INDEPENDENT = {
     "sqrt_lowest_at_1024": lambda h: (
         _loss(h, "sqrt", 1024) <= min(_loss(h, r, 1024) for r in ("power", "linear", "none"))
     ),
-    "none_stalls_saturated_at_1024": lambda h: (
-        h.kept("none", 1024) > 0.4
-        and float(np.median(np.max(_initial_weights(h, "none", 1024), axis=1))) > 0.99
+    # the learning-rate sweep
+    "swept": lambda h: h.r.rates is not None,
+    "best_eta_moves": lambda h: not 1 / 4 < _eta_growth(h, h.s.scaling) < 4,
+    "best_eta_holds": lambda h: _eta_spread(h, h.s.scaling) <= 2,
+    "stalls_at_every_eta": lambda h: bool(np.any(_kept_at_best(h, h.s.scaling) > 0.4)),
+    "best_at_edge": lambda h: bool(
+        np.isin(
+            _best(h, h.s.scaling)[1], [min(h.r.rates.learning_rates), max(h.r.rates.learning_rates)]
+        ).any()
+    ),
+    "none_stalls_at_every_eta": lambda h: bool(np.any(_kept_at_best(h, "none") > 0.4)),
+    "none_stalls_at_every_eta_at_1024": lambda h: _kept_at_best(h, "none")[-1] > 0.4,
+    "sqrt_trains_at_best": lambda h: bool(np.all(_kept_at_best(h, "sqrt")[1:] < 0.01)),
+    "sqrt_eta_grows": lambda h: _eta_growth(h, "sqrt") >= 4,
+    "power_eta_holds": lambda h: _eta_spread(h, "power") <= 2,
+    "none_starts_saturated_at_1024": lambda h: (
+        float(np.median(np.max(_initial_weights(h, "none", 1024), axis=1))) > 0.99
     ),
 }
+
+
+def _start(h: Here, rule: str, d_k: int) -> float:
+    """The loss before the first step at ``d_k``, from the training run's initial arrays
+    (every learning rate of the sweep starts there)."""
+    return initial_loss(h.r.runs[d_k][rule], rule, h.s, d_k)
+
+
+def _best(h: Here, rule: str) -> tuple[np.ndarray, np.ndarray]:
+    """``rule``'s lowest loss over the sweep's grid at each d_k, and the smallest η there."""
+    loss, etas = h.r.rates.loss[rule], np.asarray(h.r.rates.learning_rates)
+    at = [int(np.flatnonzero(row == row.min())[0]) for row in loss]
+    return loss[np.arange(len(loss)), at], etas[at]
+
+
+def _kept_at_best(h: Here, rule: str) -> np.ndarray:
+    starts = np.array([_start(h, rule, d) for d in SWEEP_D_KS])
+    return _best(h, rule)[0] / np.where(starts > 0, starts, 1.0)
+
+
+def _eta_growth(h: Here, rule: str) -> float:
+    etas = _best(h, rule)[1]
+    return etas[SWEEP_D_KS.index(1024)] / etas[SWEEP_D_KS.index(16)]
+
+
+def _eta_spread(h: Here, rule: str) -> float:
+    etas = _best(h, rule)[1][np.asarray(SWEEP_D_KS) >= 16]
+    return etas.max() / etas.min()
 
 
 def _initial_weights(h: Here, rule: str, d_k: int) -> np.ndarray:
@@ -366,8 +421,8 @@ def test_every_claim_is_true_where_it_is_shown(index):
     it against its independent computation, no number left out or not finite, and every
     answer as readable as ``unreadable`` asks."""
     wrong = []
-    for scenario in SCENARIOS[index : index + 10]:
-        results = results_of(scenario)
+    for i, scenario in enumerate(SCENARIOS[index : index + 10], index):
+        results = results_of(scenario, swept=i in SWEPT)
         here = Here(results)
         for where, said in everything_said(results):
             assert said.text and not re.search(r"\b(nan|inf)\b|[{}]", said.text), (where, said)

@@ -8,14 +8,15 @@ import numpy as np
 from app.export import COLUMNS, scenario_csv
 from app.scenario import D_K_OPTIONS
 from app.simulation import SCALING_RULES, Settings, simulate, sweep
-from app.training import training_sweep
+from app.training import learning_rate_sweep, training_sweep
 
 
 def test_the_csv_holds_every_curve_the_draw_and_the_training_runs_exactly():
     settings = Settings(d_k=16, variance=1.0, scaling="power", n_keys=8, n_queries=4)
     curves, snap = sweep(settings, D_K_OPTIONS), simulate(settings)
     runs = training_sweep(settings, [2, 16])  # as while the page still trains
-    text = scenario_csv("?d_k=16&scaling=power", curves, snap, runs)
+    rates = learning_rate_sweep(settings, [4, 16], [1.0, 10.0, 100.0], steps=20)
+    text = scenario_csv("?d_k=16&scaling=power", curves, snap, runs, rates)
     first, *lines = text.splitlines()
     assert first == "# Attention Scaling Lab, scenario ?d_k=16&scaling=power"
     rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
@@ -26,6 +27,7 @@ def test_the_csv_holds_every_curve_the_draw_and_the_training_runs_exactly():
     assert sections.count("draw") == 3 * 4 * 8
     assert sections.count("training") == 2 * len(SCALING_RULES) * 201
     assert sections.count("training_sweep") == 2 * len(SCALING_RULES)
+    assert sections.count("learning_rates") == len(SCALING_RULES) * 2 * (1 + 2 * 3)
     for r in rows:  # every value read back is the very float it was written from
         if r["section"] == "sweep":
             i = D_K_OPTIONS.index(int(r["d_k"]))
@@ -37,6 +39,14 @@ def test_the_csv_holds_every_curve_the_draw_and_the_training_runs_exactly():
         elif r["section"] == "training":
             run = runs[16][r["rule"]]
             assert float(r["value"]) == getattr(run, r["quantity"])[int(r["step"])]
+        elif r["section"] == "learning_rates":
+            i = list(rates.d_ks).index(int(r["d_k"]))
+            if r["quantity"] == "start_loss":
+                assert float(r["value"]) == rates.start[r["rule"]][i] and r["learning_rate"] == ""
+            else:
+                j = list(rates.learning_rates).index(float(r["learning_rate"]))
+                table = rates.loss if r["quantity"] == "final_loss" else rates.accuracy
+                assert float(r["value"]) == table[r["rule"]][i, j]
         else:
             assert float(r["value"]) == runs[int(r["d_k"])][r["rule"]].loss[-1]
     weights = np.array([float(r["value"]) for r in rows if r["quantity"] == "weight"])

@@ -25,7 +25,7 @@ from app.scenario import (
     write_query,
 )
 from app.simulation import Settings, simulate, sweep
-from app.training import PAGE_TOKENS, training_sweep
+from app.training import PAGE_TOKENS, learning_rate_sweep, training_sweep
 from app.words import text
 
 TRAINING_PENDING = text("notices", "training pending")
@@ -68,16 +68,28 @@ def training_runs(training: Settings, learning_rate: float) -> dict:
     return training_sweep(training, D_K_OPTIONS, learning_rate=learning_rate)
 
 
-def runs_for(settings: Settings, learning_rate: float) -> dict:
-    """The page's training runs: every d_k, the settings' rule and d_k aside, <= 64 tokens."""
+def training_settings(settings: Settings) -> Settings:
+    """What the page trains: the settings' rule and d_k aside, at most 64 tokens."""
     n = min(settings.n_keys, PAGE_TOKENS)
-    return training_runs(replace(settings, d_k=1, scaling="none", n_keys=n), learning_rate)
+    return replace(settings, d_k=1, scaling="none", n_keys=n)
+
+
+def runs_for(settings: Settings, learning_rate: float) -> dict:
+    """The page's training runs: every d_k."""
+    return training_runs(training_settings(settings), learning_rate)
+
+
+@cache
+def rates_for(training: Settings):
+    """The page's learning-rate sweep."""
+    return learning_rate_sweep(training)
 
 
 @cache
 def evidence_of(items: tuple) -> Results:
     s, learning_rate = settings_of(dict(items))
-    return Results(s, learning_rate, simulate(s), sweep(s, D_K_OPTIONS), runs_for(s, learning_rate))
+    runs, rates = runs_for(s, learning_rate), rates_for(training_settings(s))
+    return Results(s, learning_rate, simulate(s), sweep(s, D_K_OPTIONS), runs, None, rates, 325)
 
 
 def evidence(values: dict) -> Results:
@@ -204,7 +216,7 @@ def initial_loss(run, rule, settings, d_k):
 TRAINING_METRICS = ("loss", "loss0", "kept", "accuracy")
 CURVE_KEY = re.compile(
     r"^(none|sqrt|linear|qk_norm|power)_(spread|max_weight|entropy|saturated|grad_p10|grad_p90"
-    r"|grad|loss0|loss|kept|accuracy)(?:_(\d+))?$"
+    r"|grad|loss0|loss|kept|accuracy|best)(?:_(\d+))?$"
 )
 
 
@@ -216,6 +228,8 @@ def expected(name: str, e: Results):
     label = ALPHA_LABELS[ALPHA_OPTIONS.index(s.alpha)]
     if match := CURVE_KEY.match(name):
         r, kind, at = match[1], match[2], int(match[3] or d)
+        if kind == "best":  # the lowest final loss over the sweep's learning rates there
+            return e.rates.loss[r][list(e.rates.d_ks).index(at)].min()
         run = e.runs.get(at, {}).get(r)
         if kind == "loss0":
             return initial_loss(run, r, s, at)
@@ -263,6 +277,8 @@ def expected(name: str, e: Results):
         "alpha": lambda: label,
         "exponent": lambda: str(Fraction(1, 2) - Fraction(label)).replace("-", "−"),
         "steps": lambda: 200,
+        "eta_low": lambda: 0.05,
+        "eta_high": lambda: 500.0,
         "scores_std": lambda: scores.std(),
         "raw_theory": lambda: math.sqrt(d) * v,
         "none_theory": lambda: math.sqrt(d) * v / t,

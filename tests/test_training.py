@@ -1,5 +1,7 @@
 """app.training against a plain reference, central differences and autograd."""
 
+from dataclasses import replace
+
 import autograd
 import autograd.numpy as anp
 import numpy as np
@@ -7,7 +9,17 @@ import pytest
 import reference_training as reference
 
 from app.simulation import SCALING_RULES, Settings, attend
-from app.training import BOUNDS, initial_draw, train, training_steps, training_sweep
+from app.training import (
+    BOUNDS,
+    SWEEP_D_KS,
+    SWEEP_LEARNING_RATES,
+    initial_draw,
+    learning_rate_steps,
+    learning_rate_sweep,
+    train,
+    training_steps,
+    training_sweep,
+)
 
 # Small enough for the unoptimised references; d_k below and above 2 d_model + 1,
 # where the fast form pads its basis and where it reduces it.
@@ -182,3 +194,74 @@ def test_training_step_by_step_yields_once_per_step_and_ends_with_the_sweep():
     for d_k in (4, 64):
         for rule, run in expected[d_k].items():
             np.testing.assert_array_equal(result[d_k][rule].loss, run.loss)
+
+
+# --- The learning-rate sweep ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rate_sweeps():
+    """The page's learning-rate sweep at v = 1 (64 tokens, T = 1), seeds 0 to 4."""
+    return [
+        learning_rate_sweep(Settings(d_k=1, variance=1.0, scaling="sqrt", seed=seed))
+        for seed in range(5)
+    ]
+
+
+def test_the_learning_rate_sweep_is_train_at_each_point(rate_sweeps):
+    """Every (rule, d_k, η) of the sweep: exactly ``train``'s loss and accuracy there."""
+    sweep, settings = rate_sweeps[0], Settings(d_k=1, variance=1.0, scaling="sqrt")
+    assert tuple(sweep.d_ks) == SWEEP_D_KS and tuple(sweep.learning_rates) == SWEEP_LEARNING_RATES
+    for i, d_k in enumerate(SWEEP_D_KS):
+        for j, eta in enumerate(SWEEP_LEARNING_RATES):
+            runs = train(replace(settings, d_k=d_k), learning_rate=eta)
+            for rule, run in runs.items():
+                assert sweep.loss[rule][i, j] == run.loss[-1], (rule, d_k, eta)
+                assert sweep.accuracy[rule][i, j] == run.accuracy[-1]
+                assert sweep.start[rule][i] == run.loss[0]
+    lowest, where = sweep.best("sqrt")
+    assert np.all(lowest == sweep.loss["sqrt"].min(axis=1))
+    assert np.all(
+        sweep.loss["sqrt"][np.arange(5), list(map(SWEEP_LEARNING_RATES.index, where))] == lowest
+    )
+
+
+def test_no_learning_rate_rescues_the_unscaled_model_at_large_d_k(rate_sweeps):
+    """At v = 1 the unscaled rule keeps most of its starting loss at every η of the grid
+    at d_k = 1024 (over 80% on every seed: 0.86 to 0.94), and over a third at d_k = 256
+    (0.38 to 0.81: its descent there is chaotic, and one seed's best η gets further)."""
+    for sweep in rate_sweeps:
+        kept = sweep.loss["none"] / sweep.start["none"][:, None]
+        assert kept[list(sweep.d_ks).index(1024)].min() > 0.8
+        assert kept[list(sweep.d_ks).index(256)].min() > 1 / 3
+
+
+def test_the_square_root_trains_every_d_k_at_its_best_learning_rate_which_grows(rate_sweeps):
+    """÷ √d_k below 1% of its starting loss at every d_k >= 16 at its best η; that best
+    η at d_k = 1024 at least 4 times the one at 16 (5-10 times measured, seeds 0-4); the
+    cube root's best η within 10 to 20 from d_k = 16 on."""
+    d_ks = list(SWEEP_D_KS)
+    for sweep in rate_sweeps:
+        lowest, where = sweep.best("sqrt")
+        from_16 = np.asarray(sweep.d_ks) >= 16
+        assert np.all(lowest[from_16] < 0.01 * sweep.start["sqrt"][from_16])
+        assert where[d_ks.index(1024)] >= 4 * where[d_ks.index(16)]
+        cube = sweep.best("power")[1][from_16]  # α = 1/3, the default
+        assert np.all((cube >= 10) & (cube <= 20)), cube
+
+
+def test_the_sweep_step_by_step_counts_its_runs_and_ends_with_the_sweep():
+    settings = Settings(d_k=1, variance=1.0, scaling="sqrt", n_keys=8, seed=2)
+    steps = learning_rate_steps(settings, [4, 64], [1.0, 10.0], steps=3)
+    told = []
+    while True:
+        try:
+            told.append(next(steps))
+        except StopIteration as done:
+            result = done.value
+            break
+    runs_per_d_k = len(SCALING_RULES) * 2
+    assert told == [0] * 4 + [runs_per_d_k] * 4  # steps 0 to 3 of each d_k
+    expected = learning_rate_sweep(settings, [4, 64], [1.0, 10.0], steps=3)
+    for rule in SCALING_RULES:
+        np.testing.assert_array_equal(result.loss[rule], expected.loss[rule])
