@@ -49,13 +49,7 @@ from app.scenario import (
     VIEWS,
 )
 from app.simulation import SCALING_RULES, simulate, sweep
-from app.training import (
-    PAGE_TOKENS,
-    SWEEP_D_KS,
-    SWEEP_LEARNING_RATES,
-    learning_rate_sweep,
-    training_sweep,
-)
+from app.training import PAGE_TOKENS, SWEEP_D_KS, SWEEP_LEARNING_RATES, training_sweep
 from app.words import Said, content
 
 N_SCENARIOS = 300
@@ -104,7 +98,7 @@ def results_of(scenario: dict, swept: bool = True) -> Results:
     s, learning_rate = settings_of(values)
     training = replace(s, d_k=1, scaling="none", n_keys=min(s.n_keys, PAGE_TOKENS))
     runs = training_sweep(training, D_K_OPTIONS, learning_rate=learning_rate)
-    rates = learning_rate_sweep(training) if swept else None
+    rates = test_questions.rates_for(training) if swept else None
     done = SWEEP_RUNS if swept else SWEEP_RUNS // 3
     return Results(s, learning_rate, simulate(s), sweep(s, D_K_OPTIONS), runs, row, rates, done)
 

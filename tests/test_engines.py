@@ -22,18 +22,22 @@ from engines import D_K_HANDLE_JS, DEEP_JS, ENGINES, PHONE, PHONES, open_engine
 from test_site import (
     DEFAULT,
     EXPORTED,
+    MODELS_JS,
+    RATE_SOURCES,
     TEXT_SIZES_JS,
     WEIGHT_RTOL,
     MissingFileHandler,
     assert_csv_is_the_scenario,
     assert_png_is_the_section,
+    assert_swept_as_here,
 )
 
 import build
 from app.captions import section_label, section_title
 from app.questions import question
 from app.scenario import SECTIONS
-from app.simulation import Settings, simulate
+from app.simulation import SCALING_RULES, Settings, simulate
+from app.training import SWEEP_D_KS, SWEEP_LEARNING_RATES
 
 BOOT_TIMEOUT = 240  # s; every engine boots in 10 to 35 s here
 STATE_JS = "document.getElementById('lab-status')?.dataset.state"
@@ -145,6 +149,30 @@ def test_a_link_goes_live_and_the_keyboard_moves_d_k(engine, site_url, output_di
     ratios = script_to_base_sizes(engine)
     assert len(ratios) >= 4 and max(ratios) < 0.9, ratios
     engine.screenshot(output_dir / f"engine-{engine.name}.png")
+    assert engine.errors() == []
+
+
+RATES_JS = "[...Bokeh.documents].at(-1).get_model_by_name('lab-rates')?.text"
+RUNS = len(SWEEP_D_KS) * len(SWEEP_LEARNING_RATES) * len(SCALING_RULES)
+COUNTING_JS = f"({MODELS_JS})('Figure').some((f) => / \\d+ of {RUNS} runs…/.test(f.title.text))"
+
+
+def test_the_learning_rate_sweep_is_there_at_once_and_sweeps_anew(engine, site_url):
+    """The default scenario's learning-rate sweep is the snapshot's: on screen at ready.
+    A link to another variance sweeps in the background, its titles counting the runs,
+    to the curves computed here."""
+    engine.goto(site_url + "?section=learning")
+    wait_until_ready(engine)
+    assert engine.evaluate(RATES_JS) == "swept"
+    assert_swept_as_here(sources(engine, *RATE_SOURCES), Settings(scaling="sqrt", **DEFAULT))
+
+    engine.goto(site_url + "?section=learning&variance=1.05")
+    wait_until_ready(engine)
+    engine.wait_for(COUNTING_JS, timeout=120)
+    engine.wait_for(f"{RATES_JS} === 'swept'", timeout=600)
+    assert not engine.evaluate(COUNTING_JS)
+    new = Settings(scaling="sqrt", **(DEFAULT | {"variance": 1.05}))
+    assert_swept_as_here(sources(engine, *RATE_SOURCES), new)
     assert engine.errors() == []
 
 
