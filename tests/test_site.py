@@ -327,7 +327,8 @@ def test_the_learning_rate_views_show_the_sweep_of_their_scenario(offline, site_
     page.goto(site_url + "?section=learning")
     wait_until_ready(page)
     assert page.evaluate(SWEPT_JS)
-    assert_swept_as_here(read_sources(page, RATE_SOURCES), Settings(scaling="sqrt", **DEFAULT))
+    defaults = Settings(d_k=64, scaling="sqrt", **DEFAULT)
+    assert_swept_as_here(read_sources(page, RATE_SOURCES), defaults)
     slider_handle(page, "variance").press("ArrowRight")  # v 1 -> 1.05
     counting = "/training \\d+ of 325 runs/.test(f.title.text)"
     page.wait_for_function(f"() => ({MODELS_JS})('Figure').some((f) => {counting})")
