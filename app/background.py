@@ -66,7 +66,7 @@ def trained(settings: Settings, learning_rate: float) -> dict:
 
 @_shared(maxsize=8)
 def rates_swept(settings: Settings):
-    """``learning_rate_sweep`` of the training's settings (about 3 s in CPython)."""
+    """``learning_rate_sweep`` of the training's settings (4 to 6 s in CPython here)."""
     return learning_rate_sweep(settings)
 
 
