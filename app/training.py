@@ -143,12 +143,7 @@ def training_sweep(
     makes at that d_k, so ``training_sweep(s, d_ks)[d] == train(s with d_k=d)``.
     Arguments as for ``train``; returns ``{d_k: {rule: TrainingRun}}``.
     """
-    steps_left = training_steps(settings, d_ks, steps, learning_rate, d_model)
-    while True:
-        try:
-            next(steps_left)
-        except StopIteration as done:
-            return done.value
+    return _to_end(training_steps(settings, d_ks, steps, learning_rate, d_model))
 
 
 def training_steps(
@@ -224,12 +219,7 @@ def learning_rate_sweep(
     ``learning_rate_sweep(s, ...).loss[rule][i, j]`` is ``train(s with d_k = d_ks[i],
     steps, learning_rates[j]))[rule].loss[-1]``. The runs of one d_k are one batch.
     """
-    steps_left = learning_rate_steps(settings, d_ks, learning_rates, steps, d_model)
-    while True:
-        try:
-            next(steps_left)
-        except StopIteration as done:
-            return done.value
+    return _to_end(learning_rate_steps(settings, d_ks, learning_rates, steps, d_model))
 
 
 def learning_rate_steps(
@@ -250,13 +240,7 @@ def learning_rate_steps(
         x, w_q, w_k = initial_draw(replace(settings, d_k=int(d_k)), d_model)
         draws = [(w_q, w_k)] * len(rules)  # one tuple, shared: one basis
         ends = _descend(settings, x, draws, rules, steps, np.tile(etas, len(SCALING_RULES)), False)
-        while True:
-            try:
-                next(ends)
-            except StopIteration as done:
-                curves = done.value
-                break
-            yield i * len(rules)
+        curves = yield from _telling(ends, i * len(rules))
         for j, rule in enumerate(SCALING_RULES):
             runs = slice(j * len(etas), (j + 1) * len(etas))
             start[rule].append(curves["loss"][runs][0, 0])
@@ -269,6 +253,25 @@ def learning_rate_steps(
         {rule: np.array(v) for rule, v in loss.items()},
         {rule: np.array(v) for rule, v in accuracy.items()},
     )
+
+
+def _to_end(steps):
+    """Run the generator ``steps`` to its end; its result."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def _telling(steps, told):
+    """The generator ``steps``, yielding ``told`` wherever it yields; its result."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+        yield told
 
 
 def _checked(steps, learning_rate, d_model):
