@@ -21,7 +21,8 @@ from panel.io import hold
 
 from app.environment import in_browser, making_snapshot
 from app.scenario import D_K_OPTIONS
-from app.simulation import SCALING_RULES, Settings, sweep
+from app.simulation import SCALING_RULES, Settings
+from app.sweep import sweep
 from app.training import (
     SWEEP_D_KS,
     SWEEP_LEARNING_RATES,

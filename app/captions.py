@@ -4,7 +4,7 @@ The words are in ``app/content/views.md``; here every view has a function
 of the ``Results`` on screen that returns its numbers (``{name}`` in the
 words) and its conditions (``::: if name``): ``caption(view, results)`` and
 ``summary(view, results)`` fill them in. A function reads only what its view
-shows, so only that is computed (``simulation.Sweep`` computes a group of
+shows, so only that is computed (``sweep.Sweep`` computes a group of
 metrics when first read).
 """
 

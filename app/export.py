@@ -9,7 +9,7 @@ Columns: ``section, rule, d_k, step, query, key, learning_rate, quantity,
 value``, empty where they do not apply. Sections:
 
 - ``sweep``: each metric's median and percentiles over the rows against d_k, per
-  rule (``quantity`` is the sweep's column name, as in ``simulation.sweep``);
+  rule (``quantity`` is the sweep's column name, as in ``sweep.sweep``);
 - ``draw``: the current draw, per query and key: ``score`` (q . k), ``logit``
   (c q . k / T) and ``weight`` (softmax of the logits);
 - ``training``: loss and accuracy against step at the current d_k, per rule;
@@ -35,7 +35,7 @@ def scenario_csv(query: str, curves: dict, snap, runs: dict, rates=None) -> str:
     query : str
         The page's URL query, which pins the scenario (written as a comment).
     curves : dict
-        ``simulation.sweep``'s result.
+        ``sweep.sweep``'s result.
     snap : Snapshot
         ``simulation.simulate``'s result for the scenario.
     runs : dict

@@ -29,6 +29,7 @@ from app.asset import asset
 from app.background import Training, swept
 from app.captions import caption, summary
 from app.controls import FOCUS_CSS, Scenario, controls_column, scenario_widgets
+from app.draws import forget_draws
 from app.environment import in_browser, making_snapshot, prerendering, runtime
 from app.export import scenario_csv
 from app.panes import SMALL, page_header, text_pane
@@ -40,7 +41,7 @@ from app.sections import SECTION_FIGURES, VIEW_TITLES
 from app.sections.figures import model_heads_source
 from app.sections.stability import Stability
 from app.share_box import ShareBox
-from app.simulation import SCALING_RULES, Settings, forget_draws, median_row, simulate
+from app.simulation import SCALING_RULES, Settings, median_row, simulate
 from app.stage import Stage
 from app.style import key_css, rule_key_label
 from app.words import text

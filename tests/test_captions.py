@@ -12,7 +12,8 @@ from app.captions import caption, summary
 from app.formulas import FORMULAS, formula_clauses
 from app.results import Results
 from app.scenario import VIEWS
-from app.simulation import SCALING_RULES, Settings, simulate, sweep
+from app.simulation import SCALING_RULES, Settings, simulate
+from app.sweep import sweep
 from app.training import training_sweep
 from app.words import content, text
 

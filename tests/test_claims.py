@@ -48,7 +48,8 @@ from app.scenario import (
     VARIANCE_RANGE,
     VIEWS,
 )
-from app.simulation import SCALING_RULES, simulate, sweep
+from app.simulation import SCALING_RULES, simulate
+from app.sweep import sweep
 from app.training import PAGE_TOKENS, SWEEP_D_KS, SWEEP_LEARNING_RATES, training_sweep
 from app.words import Said, content
 

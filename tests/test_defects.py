@@ -18,7 +18,8 @@ from app.captions import caption
 from app.precision import EXP_LIMITS
 from app.questions import question
 from app.scenario import DEFAULTS
-from app.simulation import Settings, sweep
+from app.simulation import Settings
+from app.sweep import sweep
 from app.training import training_sweep
 from app.words import content, text
 

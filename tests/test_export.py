@@ -7,7 +7,8 @@ import numpy as np
 
 from app.export import COLUMNS, scenario_csv
 from app.scenario import D_K_OPTIONS
-from app.simulation import SCALING_RULES, Settings, simulate, sweep
+from app.simulation import SCALING_RULES, Settings, simulate
+from app.sweep import sweep
 from app.training import learning_rate_sweep, training_sweep
 
 

@@ -24,7 +24,8 @@ from app.scenario import (
     read_query,
     write_query,
 )
-from app.simulation import Settings, simulate, sweep
+from app.simulation import Settings, simulate
+from app.sweep import sweep
 from app.training import PAGE_TOKENS, learning_rate_sweep, training_sweep
 from app.words import text
 

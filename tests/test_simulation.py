@@ -16,8 +16,8 @@ from app.simulation import (
     Settings,
     row_metrics,
     simulate,
-    sweep,
 )
+from app.sweep import sweep
 
 RAISE = {"over": "raise", "divide": "raise", "invalid": "raise"}  # underflow to 0 is exact
 POWERS = [2**i for i in range(11)]

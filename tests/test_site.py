@@ -57,8 +57,9 @@ from app.scenario import (
     write_query,
 )
 from app.sections.query import ROW_FIGURES
-from app.simulation import SCALING_RULES, Settings, simulate, sweep
+from app.simulation import SCALING_RULES, Settings, simulate
 from app.style import RULE_COLORS, RULE_NAMES, rule_key_label
+from app.sweep import sweep
 from app.training import SWEEP_D_KS, learning_rate_sweep, train, training_sweep
 from app.words import glossary, text, to_html
 

@@ -33,7 +33,7 @@ LECTURE_FONTS = {"title": "22px", "axis_label": "20px", "major_label": "17px"}
 NORMAL_FONTS = {"title": "13px", "axis_label": "13px", "major_label": "11px"}
 READABLE_TICKS_JS = asset("readable_ticks.js")  # 0.0012, not 1.200e-3
 
-# Figures against d_k and the metric of ``simulation.sweep`` each plots:
+# Figures against d_k and the metric of ``sweep.sweep`` each plots:
 # (metric, title, y label, log y).
 CURVE_FIGURES = {
     "spread": ("logit_std", "Logit spread against d_k", "std of the logits", True),

@@ -41,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from browser import PAGE_TIMEOUT, REPO, launch, panel_server, slider_handle, wait_for_source
 
 from app.scenario import D_K_OPTIONS
-from app.simulation import Settings, simulate, sweep
+from app.simulation import Settings, simulate
+from app.sweep import sweep
 
 MOVES = 40
 

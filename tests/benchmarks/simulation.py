@@ -15,7 +15,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from app.simulation import SCALING_RULES, Settings, draw, simulate, sweep
+from app.simulation import SCALING_RULES, Settings, draw, simulate
+from app.sweep import sweep
 
 D_KS = [2**i for i in range(11)]  # 1 .. 1024, what the page sweeps
 

@@ -20,7 +20,9 @@ Slider moves, on the first load of the site as built, in each of MOVE_SECTIONS:
 
 - keyboard: MOVES presses of an arrow key on d_k (64 <-> 128), each timed
   from the key press to the last animation frame (BokehJS paints its canvases
-  in animation frames; the move is painted when they stop);
+  in animation frames; the move is painted when they stop); and to the arrival
+  of the worker's last patch (what the page's and the worker's Python take
+  before the browser applies the answer);
 - rendering floor: the same recorded patches from the worker re-applied from
   JS in one task through the page's own message handler, timed the same way;
 - drag: the variance slider dragged back and forth by the mouse at the
@@ -97,11 +99,15 @@ FRAMES_JS = """(() => {
   });
 })();"""
 
-# Once live: keep the worker's patch messages while window.__patches is an array.
+# Once live: keep the worker's patch messages while window.__patches is an array, and
+# when each arrived (window.__arrivals).
 RECORD_JS = """() => {
   window.__patches = null;
   pyodideWorker.addEventListener('message', (event) => {
-    if (event.data.type === 'patch' && window.__patches) window.__patches.push(event.data);
+    if (event.data.type === 'patch' && window.__patches) {
+      window.__patches.push(event.data);
+      window.__arrivals.push(performance.now());
+    }
   });
 }"""
 
@@ -190,12 +196,14 @@ def painted_after(page, action_js, changed_js) -> float:
     )
 
 
-def keyboard_moves(page) -> tuple[list, list]:
-    """MOVES arrow-key presses on d_k: ms to painted, and the worker's patches per move."""
+def keyboard_moves(page) -> tuple[list, list, list]:
+    """MOVES arrow-key presses on d_k: ms to painted, the worker's patches per move, and
+    ms to the worker's last patch arriving (the page's and the worker's part of a move:
+    the key handled, the change sent, Python's answer back)."""
     slider_handle(page, "d_k").focus()
-    painted, patches = [], []
+    painted, patches, answered = [], [], []
     for i in range(MOVES):
-        page.evaluate("window.__patches = []")
+        page.evaluate("window.__patches = []; window.__arrivals = []")
         start = page.evaluate("performance.now()")
         page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
         end = page.evaluate(
@@ -203,7 +211,8 @@ def keyboard_moves(page) -> tuple[list, list]:
         )
         painted.append(end - start)
         patches.append(page.evaluate("window.__patches.length"))
-    return painted, patches
+        answered.append(page.evaluate("Math.max(...window.__arrivals)") - start)
+    return painted, patches, answered
 
 
 def rendering_floor(page) -> list:
@@ -211,7 +220,7 @@ def rendering_floor(page) -> list:
     slider_handle(page, "d_k").focus()
     page.evaluate("window.__recorded = []")
     for key in ("ArrowRight", "ArrowLeft"):
-        page.evaluate("window.__patches = []")
+        page.evaluate("window.__patches = []; window.__arrivals = []")
         page.keyboard.press(key)
         page.evaluate(f"({PAINTED_JS})(() => window.__patches.length > 0 && !pyodideWorker.busy)")
         page.evaluate("window.__recorded.push(window.__patches)")
@@ -277,7 +286,11 @@ def load_app(browser, url, sections: tuple) -> dict:
         for section in sections:
             if section != FIRST_SECTION:
                 open_section(page, section)
-            result[f"moves {section}"], result[f"patches {section}"] = keyboard_moves(page)
+            (
+                result[f"moves {section}"],
+                result[f"patches {section}"],
+                result[f"answered {section}"],
+            ) = keyboard_moves(page)
             result[f"floor moves {section}"] = rendering_floor(page)
             result[f"drag {section}"] = drag_updates_per_second(page)
     result["memory"] = peak_mb(renderers() - before)
@@ -451,6 +464,8 @@ def report(runs, served):
             ratio = statistics.median(moves) / statistics.median(floor_moves)
             messages = statistics.median(first[f"patches {section}"])
             print(f"  live / floor (medians)       {ratio:6.2f}   messages per move {messages:.0f}")
+            answered = statistics.median(first[f"answered {section}"])
+            print(f"  of which until the worker's last patch arrived: median {answered:6.1f}")
             print(f"  drag (variance slider): {first[f'drag {section}']:.1f} updates per second")
     for name in names:
         largest = sorted(set(served[name]), key=lambda f: -f[1])[:5]
