@@ -567,19 +567,32 @@ BATCHED_LINK = (
 # The page's changes, applied through app.worker's link: after Python's pending
 # changes are sent (else the models they add are counted as synced unsent), and
 # without those to models that left the document (a closed section's figures),
-# which made Bokeh drop the whole merged patch. See app/patches.py.
-PANEL_APPLY = "    state.curdoc.apply_json_patch(_convert_json_patch(patch), setter='js')"
-PAGE_APPLY = (
-    "    from app.worker import apply_page_patch\n"
-    "    apply_page_patch(state.curdoc, _convert_json_patch(patch))"
-)
+# which made Bokeh drop the whole merged patch. See app/patches.py. Applied at once
+# (runPython, not runPythonAsync, which queued the change behind the event loop's
+# tasks: a slice of the background training), and Python's answer sent with it.
 # Panel's worker says it is idle as soon as it has started on a change from the
 # page, so the page sends the next one at once and a drag's changes pile up
 # behind Python. Said once Python is done (and its reply sent), the page holds
 # back and merges what comes meanwhile: a drag updates as fast as Python and
 # the browser can follow.
-PANEL_IDLE = "    `)\n    self.postMessage({type: 'idle'})"
-WORKER_IDLE = "    `).finally(() => self.postMessage({type: 'idle'}))"
+PANEL_APPLY = """\
+    self.pyodide.runPythonAsync(`
+    from panel.io.pyodide import _convert_json_patch
+    state.curdoc.apply_json_patch(_convert_json_patch(patch), setter='js')
+    `)
+    self.postMessage({type: 'idle'})
+"""
+PAGE_APPLY = """\
+    try {
+      self.pyodide.runPython(`
+    from panel.io.pyodide import _convert_json_patch
+    from app.worker import apply_page_patch
+    apply_page_patch(state.curdoc, _convert_json_patch(patch))
+    `)
+    } finally {
+      self.postMessage({type: 'idle'})
+    }
+"""
 # While the worker is busy the page holds back property changes, keeping the
 # latest per property, but sends other events (a button's click) at once: ten
 # quick clicks on "New draw" queued ten full updates in the worker. Every event
@@ -716,7 +729,6 @@ def add_status(site: Path):
     """
     worker = site / "main.js"
     body = replace_once(worker.read_text(), PANEL_LINK, BATCHED_LINK, "Panel's worker")
-    body = replace_once(body, PANEL_IDLE, WORKER_IDLE, "Panel's worker")
     body = replace_once(body, PANEL_APPLY, PAGE_APPLY, "Panel's worker")
     worker.write_text(WORKER_ERRORS_JS.read_text() + START_GATE + body + "\n});\n")
     from app.scenario import DEFAULTS

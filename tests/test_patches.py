@@ -152,3 +152,22 @@ def test_bokeh_alone_counts_a_model_still_to_send_as_synced():
 def test_the_link_sends_a_new_model_in_full_before_it_applies_a_page_patch():
     unknown, sent = linked_page(lambda link, doc, patch: link.apply(patch))
     assert sent == 1 and unknown == set()
+
+
+def test_the_answer_to_a_page_patch_is_sent_before_anything_else_runs():
+    """A slider move's answer (here a Div its callback changes) is posted by the task
+    that applied the move: were it left to the event loop, it would wait behind the
+    background training's next slice (in the worker, 20 ms and a step each)."""
+    doc, slider, answer = Document(), Slider(start=0, end=10, value=1), Div(text="1")
+    doc.add_root(Column(children=[slider, answer]))
+    doc.to_json(deferred=False)  # rendered on the page
+    slider.on_change("value", lambda attr, old, new: setattr(answer, "text", str(new)))
+    sent = []
+    link = DocumentLink(doc, lambda events: sent.append(events), setter="js")
+    move = {"kind": "ModelChanged", "model": {"id": slider.id}, "attr": "value", "new": 5}
+
+    async def task():
+        link.apply({"events": [move]})
+        return [[(e.model.id, e.attr, e.new) for e in events] for events in sent]
+
+    assert asyncio.run(task()) == [[(answer.id, "text", "5")]]  # none from the page itself
