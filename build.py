@@ -811,13 +811,15 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
 
 
 def is_stale(site: Path) -> bool:
-    """True when the site is missing or older than the app, this script or the pins."""
+    """True when the site is missing or older than the app, this script, the pins or
+    the README (the project's wheel carries it)."""
     index = site / "index.html"
     if not index.exists():
         return True
     sources = [
         Path(__file__),
         REPO / "pyproject.toml",
+        REPO / "README.md",
         *BUILD_TEMPLATES,
         THEORY,
         *(REPO / "app").rglob("*.py"),
