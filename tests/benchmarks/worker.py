@@ -3,9 +3,10 @@
 Opens the built site at ``?section=SECTION``, waits for ready, wraps the page's
 steps in the worker's Python with timers (``AttentionLab``'s methods, the
 address, the captions, and the link's patch to the page), presses d_k's arrow
-keys MOVES times (64 <-> 128, one press every PAUSE_MS) and prints each step's
-median per call. ``apply_page_patch`` is every patch from the page (a move's,
-and the layout's small ones); a move's own steps are the rest.
+keys MOVES times (64 <-> 128, each press PAUSE_MS after the last and once the
+worker is idle) and prints each step's median per call. ``apply_page_patch`` is
+every patch from the page (a move's, and the layout's small ones); a move's own
+steps are the rest.
 
 Run: python tests/benchmarks/worker.py [--section spread]   (builds the site if stale)
 """
@@ -25,7 +26,7 @@ import build
 from app.scenario import SECTIONS
 
 MOVES = 20
-PAUSE_MS = 300  # a move is done long before: each press finds the worker idle
+PAUSE_MS = 300  # between presses: each finds the page and the worker at rest
 
 # Run in the worker once the page is live: every step's durations (ms) in _TIMES.
 TIMERS_PY = """
@@ -80,6 +81,7 @@ def main(argv=None):
         for i in range(MOVES):
             page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
             page.wait_for_timeout(PAUSE_MS)
+            page.wait_for_function("() => !pyodideWorker.busy")
         times = json.loads(worker.evaluate(f"self.pyodide.runPython({REPORT_PY!r})"))
         browser.close()
     print(f"A d_k move in the worker, {args.section} section, {MOVES} moves (ms per call)")
