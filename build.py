@@ -564,6 +564,17 @@ BATCHED_LINK = (
     "    from app.worker import link_document\n\n"
     "    link_document(state.curdoc, sendPatch, setter='js')"
 )
+# The page's first two messages, "rendered" (link the document) and its URL, run at
+# once as its changes do (PAGE_APPLY): the worker handles all three in the order the
+# page sent them. While those two were queued (runPythonAsync) and a change was not,
+# a change right behind them (a layout change the page makes as it draws) ran before
+# the document was linked, and the page said it failed: 1 load in 7 in WebKit.
+PANEL_RENDERED = "  if (msg.type === 'rendered') {\n    self.pyodide.runPythonAsync(`"
+PAGE_RENDERED = PANEL_RENDERED.replace("runPythonAsync", "runPython")
+PANEL_LOCATION = (
+    "    self.pyodide.globals.set('location', msg.location)\n    self.pyodide.runPythonAsync(`"
+)
+PAGE_LOCATION = PANEL_LOCATION.replace("runPythonAsync", "runPython")
 # The page's changes, applied through app.worker's link: after Python's pending
 # changes are sent (else the models they add are counted as synced unsent), and
 # without those to models that left the document (a closed section's figures),
@@ -725,11 +736,14 @@ def add_status(site: Path):
     The worker also waits for the page's word before it loads Pyodide, so that
     compiling 10 MB of wasm does not compete with drawing the prerendered plots,
     sends the document's changes one message per Python task (``app.worker``),
-    and says it is idle only when Python is done with a change.
+    handles the page's messages in the order they come, and says it is idle only
+    when Python is done with a change.
     """
     worker = site / "main.js"
     body = replace_once(worker.read_text(), PANEL_LINK, BATCHED_LINK, "Panel's worker")
     body = replace_once(body, PANEL_APPLY, PAGE_APPLY, "Panel's worker")
+    body = replace_once(body, PANEL_RENDERED, PAGE_RENDERED, "Panel's worker")
+    body = replace_once(body, PANEL_LOCATION, PAGE_LOCATION, "Panel's worker")
     worker.write_text(WORKER_ERRORS_JS.read_text() + START_GATE + body + "\n});\n")
     from app.scenario import DEFAULTS
 
