@@ -362,7 +362,9 @@ def test_every_formula_fits_its_pane(engine, site_url, width, output_dir):
     """No formula is clipped or scrolls sideways: each wraps to its pane's width."""
     try:
         inside = open_at_width(engine, site_url, width)
-        assert engine.wait_for(inside(SETTLED_JS), timeout=BOOT_TIMEOUT) == "ready"
+        assert engine.wait_for(inside(SETTLED_JS), timeout=BOOT_TIMEOUT) == "ready", (
+            engine.evaluate(inside("document.getElementById('lab-status').textContent"))
+        )
         assert engine.evaluate(inside("innerWidth")) == width
         excess = inside(FORMULA_EXCESS_JS)
         for section, views in SECTIONS.items():  # each view's formula, one or more clauses
