@@ -568,7 +568,7 @@ BATCHED_LINK = (
 # once as its changes do (PAGE_APPLY): the worker handles all three in the order the
 # page sent them. While those two were queued (runPythonAsync) and a change was not,
 # a change right behind them (a layout change the page makes as it draws) ran before
-# the document was linked, and the page said it failed: 1 load in 7 in WebKit.
+# the document was linked, and the page said it failed: 3 loads in 45 in WebKit.
 PANEL_RENDERED = "  if (msg.type === 'rendered') {\n    self.pyodide.runPythonAsync(`"
 PAGE_RENDERED = PANEL_RENDERED.replace("runPythonAsync", "runPython")
 PANEL_LOCATION = (

@@ -400,7 +400,7 @@ def test_a_change_right_behind_the_render_message_is_applied_after_it(offline, s
     the worker must handle them in that order. It applied a change at once but the two
     before it a task later: a change right behind them (a layout change the page makes
     as it draws) ran before the document was linked, and the page said it failed (in
-    CI: 1 load in 7 in WebKit). Here the change is a d_k move in the same task: it
+    CI: 3 loads in 45 in WebKit). Here the change is a d_k move in the same task: it
     comes after the link's d_k=256, so it wins."""
     page = offline.new_page()
     console = Console(page)
