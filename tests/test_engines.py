@@ -40,7 +40,9 @@ from app.simulation import SCALING_RULES, Settings, simulate
 from app.training import SWEEP_D_KS, SWEEP_LEARNING_RATES
 
 BOOT_TIMEOUT = 240  # s; every engine boots in 10 to 35 s here
-STATE_JS = "document.getElementById('lab-status')?.dataset.state"
+STATUS_BAR = "document.getElementById('lab-status')"
+STATE_JS = f"{STATUS_BAR}?.dataset.state"
+STATUS_TEXT_JS = f"{STATUS_BAR}.textContent"
 SETTLED_JS = f"['ready', 'failed'].includes({STATE_JS}) && {STATE_JS}"
 
 
@@ -74,13 +76,10 @@ BOOT = "snapshot"
 
 def wait_until_ready(engine):
     """Ready, with Python started from the snapshot (BOOT)."""
-    status = "document.getElementById('lab-status')"
     assert engine.wait_for(SETTLED_JS, timeout=BOOT_TIMEOUT) == "ready", engine.evaluate(
-        f"{status}.textContent"
+        STATUS_TEXT_JS
     )
-    assert engine.evaluate(f"{status}.dataset.boot") == BOOT, engine.evaluate(
-        f"{status}.textContent"
-    )
+    assert engine.evaluate(f"{STATUS_BAR}.dataset.boot") == BOOT, engine.evaluate(STATUS_TEXT_JS)
 
 
 def script_to_base_sizes(engine) -> list[float]:
@@ -323,7 +322,7 @@ def test_a_missing_pyodide_says_so(engine, site):
     with http_server(site, handler) as url:
         engine.goto(url)
         assert engine.wait_for(SETTLED_JS, timeout=BOOT_TIMEOUT) == "failed"
-        status = engine.evaluate("document.getElementById('lab-status').textContent")
+        status = engine.evaluate(STATUS_TEXT_JS)
         assert "reload the page" in status
         engine.errors()  # the failed load itself may log; the page said so
 
@@ -363,7 +362,7 @@ def test_every_formula_fits_its_pane(engine, site_url, width, output_dir):
     try:
         inside = open_at_width(engine, site_url, width)
         assert engine.wait_for(inside(SETTLED_JS), timeout=BOOT_TIMEOUT) == "ready", (
-            engine.evaluate(inside("document.getElementById('lab-status').textContent"))
+            engine.evaluate(inside(STATUS_TEXT_JS))
         )
         assert engine.evaluate(inside("innerWidth")) == width
         excess = inside(FORMULA_EXCESS_JS)

@@ -382,17 +382,17 @@ def timed_presses(page, keys: list[str]) -> list[float]:
 # In the task that tells the worker the page has rendered and its URL, the page moves
 # the d_k slider one step left: its patch reaches the worker right behind the two. The
 # page's slider shows the prerendered d_k then (64), so the move is to 32.
-MOVE_AT_RENDER_JS = """(() => {
+MOVE_AT_RENDER_JS = f"""(() => {{
   const post = Worker.prototype.postMessage;
-  Worker.prototype.postMessage = function (message, ...rest) {
+  Worker.prototype.postMessage = function (message, ...rest) {{
     const sent = post.call(this, message, ...rest);
-    if (message?.type === 'location') {
-      const d_k = [...this.jsdoc.all_models].find((m) => m.title === 'd_k (key dimension)');
-      d_k.value -= 1;
-    }
+    if (message?.type === 'location') {{
+      const title = {json.dumps(SLIDER_TITLES["d_k"])};
+      [...this.jsdoc.all_models].find((m) => m.title === title).value -= 1;
+    }}
     return sent;
-  };
-})()"""
+  }};
+}})()"""
 
 
 def test_a_change_right_behind_the_render_message_is_applied_after_it(offline, site_url):
@@ -412,6 +412,12 @@ def test_a_change_right_behind_the_render_message_is_applied_after_it(offline, s
     page.close()
 
 
+# What static/status.html's whenLive waits for before it says ready: the document is
+# live and no view is still hidden.
+LIVE_AND_REVEALED_JS = """() => pyodideWorker.jsdoc?.get_model_by_name('lab-state')?.text === 'live'
+  && [...Bokeh.index.all_views()].every((view) => !(view.container instanceof HTMLElement)
+    || !view.model.visible || view.container.style.visibility !== 'hidden')"""
+
 # Between the page's "rendered" and its URL, a change Python cannot apply.
 BAD_CHANGE_AT_RENDER_JS = """(() => {
   const post = Worker.prototype.postMessage;
@@ -428,11 +434,13 @@ def test_a_failure_after_the_render_stays_on_the_status_bar(offline, site_url):
     page = offline.new_page()
     page.add_init_script(BAD_CHANGE_AT_RENDER_JS)
     page.goto(site_url)
-    page.wait_for_function(f"() => {STATUS} === 'failed'", timeout=BOOT_TIMEOUT)
-    page.wait_for_function(  # the document goes live after the failure, as it is sent
-        "() => [...Bokeh.documents].at(-1).get_model_by_name('lab-state')?.text === 'live'"
-    )
-    page.evaluate("new Promise((done) => setTimeout(done, 100))")  # whenLive polls each 20 ms
+    page.wait_for_function(f"() => {STATUS} !== 'loading'", timeout=BOOT_TIMEOUT)
+    page.wait_for_function(LIVE_AND_REVEALED_JS)  # it goes live after the failure, as sent
+    # The status bar's whenLive checks these same conditions in a 20 ms timer; a timer
+    # of 20 ms set now fires after the one it set before (timers of equal or shorter
+    # delay run in the order they were set), so by then it has seen the page live.
+    page.evaluate("new Promise((done) => setTimeout(done, 20))")
+    assert page.evaluate(STATUS) == "failed"
     assert "failed to start" in page.locator("#lab-status").inner_text()
     page.close()
 
