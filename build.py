@@ -753,6 +753,27 @@ def add_status(site: Path):
     html_path.write_text(page.replace("</body>", status + "</body>"))
 
 
+# BokehJS's WebGL bundle draws the plots whose output_backend is "webgl"; the app's
+# draw on canvas (tests/test_sections.py checks every view), so the page need not
+# fetch and run its 0.2 MB before it draws.
+UNUSED_BOKEH_BUNDLES = ("bokeh-gl",)
+
+
+def drop_unused_bundles(site: Path):
+    """Take UNUSED_BOKEH_BUNDLES off the page (Panel's template loads every bundle)."""
+    html_path = site / "index.html"
+    page = html_path.read_text()
+    for bundle in UNUSED_BOKEH_BUNDLES:
+        tag = re.compile(
+            rf'<script type="text/javascript" src="[^"]*/{bundle}[-\d.]*\.min\.js">'
+            r"</script>\n?"
+        )
+        page, count = tag.subn("", page)
+        if count != 1:
+            raise BuildError(f"Panel's page no longer loads {bundle} as build.py expects")
+    html_path.write_text(page)
+
+
 # Panel's page template has no viewport tag, so a phone lays the page out at
 # 980 px and zooms out: tiny text, sliders too small to touch.
 CHARSET = '<meta charset="utf-8">'
@@ -807,9 +828,11 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
     if cdn:
         with tempfile.TemporaryDirectory() as tmp:
             convert(work, app_wheel=build_app_wheel(Path(tmp)))
+        drop_unused_bundles(work)
     else:
         assemble_pyodide(work / "pyodide")
         convert(work)
+        drop_unused_bundles(work)
         localise(work)
         check_no_cdn(work)
     add_status(work)

@@ -113,8 +113,16 @@ def test_the_cdn_variant_references_the_cdns_and_ships_the_app(output_dir):
     assert "https://cdn.bokeh.org/bokeh/release/bokeh-3.9.2.min.js" in html
     assert "https://cdn.jsdelivr.net/pyodide/" in worker
     assert 'id="lab-status"' in html and "reportFailure" in worker
+    assert "bokeh-gl" not in html  # build.UNUSED_BOKEH_BUNDLES
     with zipfile.ZipFile(build.CDN_SITE / "main.resources.zip") as resources:
         assert any("attention_scaling_lab" in n for n in resources.namelist())
+
+
+def test_the_page_loads_no_bokeh_bundle_it_does_not_use(site):
+    html = (site / "index.html").read_text()
+    for bundle in build.UNUSED_BOKEH_BUNDLES:
+        assert bundle not in html and not list((site / "bokeh").glob(f"{bundle}*")), bundle
+    assert "bokeh/bokeh-widgets.min.js" in html  # the bundles it uses stay
 
 
 def test_serving_on_a_taken_port_says_so_in_one_line(site, tmp_path):

@@ -26,6 +26,17 @@ def test_every_section_has_a_module_that_builds_its_views_in_page_order():
     assert list(VIEW_TITLES) == list(VIEWS)
 
 
+def test_every_view_draws_on_canvas():
+    """The site does not load BokehJS's WebGL bundle (``build.UNUSED_BOKEH_BUNDLES``)."""
+    lab = AttentionLab()
+    backends = {
+        key: fig.output_backend
+        for section in SECTIONS
+        for key, fig in lab._section(section).figures.items()
+    }
+    assert backends == dict.fromkeys(VIEWS, "canvas")
+
+
 def test_a_session_builds_the_first_section_only_and_the_others_when_opened():
     lab = AttentionLab()
     assert list(lab.sections) == ["spread"]
