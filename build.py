@@ -465,7 +465,8 @@ def close_lock(lock):
 
 
 def convert(site: Path, app_wheel: Path | None = None):
-    """Run Panel's converter on the entry script; write ``site/index.html`` and its worker.
+    """Run Panel's converter on the entry script; write ``site/index.html`` (less the
+    Bokeh bundles it does not use) and its worker.
 
     Self-contained unless ``app_wheel`` is given: then the page loads Pyodide,
     Panel and Bokeh from their CDNs and carries only the app wheel, packed
@@ -498,6 +499,7 @@ def convert(site: Path, app_wheel: Path | None = None):
     if result is None:
         raise BuildError("Panel's converter failed; see the message above")
     (site / "main.html").rename(site / "index.html")
+    drop_unused_bundles(site)
 
 
 # Prepended to the worker: a file that fails to load (Pyodide's wasm hangs on it
@@ -828,11 +830,9 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
     if cdn:
         with tempfile.TemporaryDirectory() as tmp:
             convert(work, app_wheel=build_app_wheel(Path(tmp)))
-        drop_unused_bundles(work)
     else:
         assemble_pyodide(work / "pyodide")
         convert(work)
-        drop_unused_bundles(work)
         localise(work)
         check_no_cdn(work)
     add_status(work)
