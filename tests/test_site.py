@@ -433,7 +433,7 @@ def test_a_failure_after_the_render_stays_on_the_status_bar(offline, site_url):
     over it (its state stayed failed): a learner was told all was well. And a failure
     that came after "Ready" was dropped: the worker reports the bad change as an
     unhandled rejection, a task that can run after the one that makes the document
-    live, so the bar said "Ready" in 3 loads of 20 (tests/test_site.py failed CI so)."""
+    live, so the bar said "Ready" in 3 loads of 20 (and this test failed CI once)."""
     page = offline.new_page()
     page.add_init_script(BAD_CHANGE_AT_RENDER_JS)
     page.goto(site_url)
