@@ -11,8 +11,13 @@ browser context with an empty cache; medians):
 - first press answered: LINK opened, d_k's ArrowLeft pressed as soon as the
   status says ready, timed to the address bar and the plots showing the move
   (from the start of navigation, polled every 10 ms).
+- scripts run: DOMContentLoaded, when the page's scripts (BokehJS, Panel,
+  KaTeX) have run and Bokeh starts to build the prerendered document: no plot
+  drawn by Bokeh can come before it.
 - Variants: the site as built (Python restored from its memory snapshot); the
-  same site with the snapshot missing (Python started from scratch); and the
+  same site with the snapshot missing (Python started from scratch); the page
+  alone, the same site with its worker script missing (no Python: the
+  prerendered page's own time to plots and memory, a floor for both); and the
   floor, a bare page whose worker boots the same Pyodide and imports numpy.
   ``--before DIR`` adds another built site (for example an older commit's).
 
@@ -260,8 +265,15 @@ def drag_updates_per_second(page) -> float:
     return updates / (elapsed / 1e3)
 
 
-def load_app(browser, url, sections: tuple) -> dict:
-    """A cold load of the site at ``url``; slider moves timed in each of ``sections``."""
+FIRST_PAINT_JS = (
+    "performance.getEntriesByType('paint').find((e) => e.name === 'first-paint').startTime"
+)
+SCRIPTS_RUN_JS = "performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd"
+
+
+def load_app(browser, url, sections: tuple, alone: bool = False) -> dict:
+    """A cold load of the site at ``url``; slider moves timed in each of ``sections``.
+    ``alone``: the site's worker is missing, so only the prerendered page is measured."""
     before = renderers()
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.add_init_script(FRAMES_JS)
@@ -269,17 +281,20 @@ def load_app(browser, url, sections: tuple) -> dict:
     page.goto(url)
     page.wait_for_function(PLOTS_JS, polling="raf", timeout=60_000)
     result = {"plots": page.evaluate("performance.now()")}
+    result["scripts"] = page.evaluate(SCRIPTS_RUN_JS)
     page.wait_for_function(
         "() => document.getElementById('lab-status').dataset.state !== 'loading'",
         polling=10,
         timeout=300_000,
     )
+    result["paint"] = page.evaluate(FIRST_PAINT_JS)
+    if alone:  # no worker: the page says Python failed to start
+        result["memory"] = peak_mb(renderers() - before)
+        context.close()
+        return result
     if page.evaluate("document.getElementById('lab-status').dataset.state") != "ready":
         raise RuntimeError(page.locator("#lab-status").inner_text())
     result["interactive"] = page.evaluate("performance.now()")
-    result["paint"] = page.evaluate(
-        "performance.getEntriesByType('paint').find((e) => e.name === 'first-paint').startTime"
-    )
     result["boot"] = page.evaluate("document.getElementById('lab-status').dataset.boot")
     if sections:
         page.evaluate(RECORD_JS)
@@ -385,6 +400,7 @@ def main(argv=None):
     variants = {  # name -> (site folder, handler, sections to time moves in)
         "site": (build.SITE, handler(), MOVE_SECTIONS),
         "no snapshot": (build.SITE, handler(missing=("snapshot.bin.gz",)), ()),
+        "page alone": (build.SITE, handler(missing=("main.js",)), ()),
     }
     if args.before:  # (a site before sections shows every view at once)
         variants["before"] = (args.before.resolve(), handler(), (FIRST_SECTION,))
@@ -401,7 +417,8 @@ def main(argv=None):
             for name, (folder, site_handler, moves) in variants.items():
                 site_handler.served.clear()
                 with http_server(folder, site_handler) as url:
-                    runs[name].append(load_app(browser, url, moves if run == 0 else ()))
+                    sections = moves if run == 0 else ()
+                    runs[name].append(load_app(browser, url, sections, name == "page alone"))
                     served.setdefault(name, list(site_handler.served))
                     if moves:
                         runs[name][-1] |= first_press(browser, url)
@@ -433,6 +450,7 @@ def report(runs, served):
         print(f"{label:<30}" + "".join(fmt.format(v) for v in values))
 
     row("first paint", [median(n, "paint") for n in names])
+    row("scripts run (DOMContentLoaded)", [median(n, "scripts") for n in names])
     row("prerendered plots on screen", [median(n, "plots") for n in names])
     row("interactive", [median(n, "interactive") for n in names])
     row("  / floor", [median(n, "interactive") / floor for n in names], "{:14.2f}")
