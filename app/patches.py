@@ -24,12 +24,19 @@ it into the worker.
 """
 
 import asyncio
+import json
 from collections.abc import Callable
 from dataclasses import replace
 
+import numpy as np
+from bokeh.core.has_props import HasProps
 from bokeh.core.serialization import Serialized
 from bokeh.document import Document
-from bokeh.document.events import DocumentChangedEvent
+from bokeh.document.events import (
+    ColumnDataChangedEvent,
+    DocumentChangedEvent,
+    ModelChangedEvent,
+)
 
 
 def live_events(doc, patch):
@@ -53,6 +60,40 @@ def apply_page_patch(doc, patch, setter=None):
     doc.apply_json_patch(live_events(doc, patch), setter=setter)
 
 
+def change_key(model, attr: str, value) -> str:
+    """The key of a change from the page, as the page writes it (``static/ahead.js``)."""
+    return f"{model.id}.{attr}={json.dumps(value)}"
+
+
+def _same(a, b) -> bool:
+    """Whether two property values are equal (arrays by their elements, NaN as NaN)."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(_same(a[k], b[k]) for k in a)
+        )
+    if isinstance(a, list | tuple | np.ndarray) or isinstance(b, list | tuple | np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or a.dtype.kind != b.dtype.kind:
+            return False
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    return a == b or (a != a and b != b)
+
+
+def _plain(value) -> bool:
+    """Whether ``value`` refers to no model (a model would be sent in full, and counted
+    as synced, by a patch the page may never apply)."""
+    if isinstance(value, HasProps):
+        return False
+    if isinstance(value, dict):
+        return all(_plain(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_plain(v) for v in value)
+    return True
+
+
 class DocumentLink:
     """``doc`` linked to the page: its changes go out as one patch per task.
 
@@ -66,6 +107,15 @@ class DocumentLink:
         as synced.
     setter : str, optional
         The setter of the changes that came from the page: not sent back.
+    send_ahead : callable, optional
+        ``send_ahead(key, applied, events)`` makes a patch of ``events`` and posts
+        it to the page as the changes of the page's change ``key``, made after
+        ``applied`` patches from the page. Without it nothing is sent ahead.
+
+    Attributes
+    ----------
+    applied : int
+        How many patches from the page have been applied.
     """
 
     def __init__(
@@ -73,12 +123,26 @@ class DocumentLink:
         doc: Document,
         send: Callable[[list[DocumentChangedEvent]], None],
         setter: str | None = None,
+        send_ahead: Callable[[str, int, list[DocumentChangedEvent]], None] | None = None,
     ):
         self.doc, self._send, self._setter = doc, send, setter
+        self._send_ahead = send_ahead
         self._pending: list[DocumentChangedEvent] = []
+        self._captured: list[DocumentChangedEvent] | None = None
+        # Sent ahead since the last patch from the page: key -> {(model id, attr): value}
+        self._ahead: dict[str, dict[tuple[str, str], object]] = {}
+        self._on_applied: list[Callable[[], None]] = []
+        self.applied = 0
         doc.on_change(self._collect)
 
+    def on_applied(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` after each patch from the page, once its answer is sent."""
+        self._on_applied.append(callback)
+
     def _collect(self, event: DocumentChangedEvent) -> None:
+        if self._captured is not None:
+            self._captured.append(event)
+            return
         if self._setter is not None and getattr(event, "setter", None) == self._setter:
             return
         if not self._pending:
@@ -91,9 +155,40 @@ class DocumentLink:
             events, self._pending = self._pending, []
             self._send(events)
 
-    def apply(self, patch) -> None:
+    def send_ahead(self, key: str, change: Callable[[], None], undo: Callable[[], None]):
+        """Send the page what ``change()`` changes, as the changes of its change ``key``,
+        then ``undo()`` it: neither goes out as a change of the document.
+
+        Only changes of plain values (numbers, text, arrays: no model) are sent
+        ahead; ``change`` must make no other kind of event. Returns whether it sent.
+        """
+        if self._send_ahead is None:
+            return False
+        self.send_pending()
+        self._captured = []
+        try:
+            change()
+            events, self._captured = self._captured, []
+            kinds = (ModelChangedEvent, ColumnDataChangedEvent)
+            now = {}
+            for event in events:
+                if not isinstance(event, kinds) or event.model.document is not self.doc:
+                    break
+                now[event.model.id, event.attr] = getattr(event.model, event.attr)
+            else:
+                if events and all(_plain(value) for value in now.values()):
+                    # Made now: a ColumnDataChanged event reads its source's data when made.
+                    self._send_ahead(key, self.applied, events)
+                    self._ahead[key] = {k: _copied(v) for k, v in now.items()}
+            undo()
+        finally:
+            self._captured = None
+        return key in self._ahead
+
+    def apply(self, patch, ahead: str | None = None) -> None:
         """Apply the page's ``patch``, after sending the page what it has not seen, and
-        send Python's answer at once.
+        send Python's answer at once: less what the page applied ahead under the key
+        ``ahead`` (its final value the same), if it did.
 
         Bokeh's ``apply_json_patch`` counts every model of the document as synced;
         a model added by a change still pending would never be sent in full. The
@@ -104,4 +199,44 @@ class DocumentLink:
         """
         self.send_pending()
         apply_page_patch(self.doc, patch, setter=self._setter)
+        self.applied += 1
+        shown = self._ahead.get(ahead, {})
+        self._ahead = {}  # made for the document before this patch
+        if shown:
+            self._pending = [e for e in self._pending if not self._shown(e, shown)]
+            self._pending += self._corrections(shown)
         self.send_pending()
+        for callback in self._on_applied:
+            callback()
+
+    def _corrections(self, shown: dict) -> list[DocumentChangedEvent]:
+        """Changes for what the page applied ahead that the document does not hold and no
+        pending change sets (a patch sent ahead for another state of the document)."""
+        pending = {(getattr(e.model, "id", None), e.attr) for e in self._pending if _targets(e)}
+        events = []
+        for (model_id, attr), value in shown.items():
+            model = self.doc.get_model_by_id(model_id)
+            if model is None or (model_id, attr) in pending or _same(getattr(model, attr), value):
+                continue
+            kind = ColumnDataChangedEvent if attr == "data" else ModelChangedEvent
+            events.append(kind(self.doc, model, attr, getattr(model, attr)))
+        return events
+
+    @staticmethod
+    def _shown(event: DocumentChangedEvent, shown: dict) -> bool:
+        """Whether the page shows ``event``'s property at its final value already."""
+        if not _targets(event):
+            return False
+        key = (event.model.id, event.attr)
+        return key in shown and _same(getattr(event.model, event.attr), shown[key])
+
+
+def _targets(event: DocumentChangedEvent) -> bool:
+    """Whether ``event`` sets a property of a model."""
+    return isinstance(event, ModelChangedEvent | ColumnDataChangedEvent)
+
+
+def _copied(value):
+    """``value`` as it is now (a source's data is replaced, not changed in place, but a
+    dict is copied to be sure)."""
+    return dict(value) if isinstance(value, dict) else value

@@ -16,13 +16,15 @@ change's new model as synced.
 """
 
 import asyncio
+from types import SimpleNamespace
 
+import numpy as np
 from bokeh.core.serialization import Serialized
 from bokeh.document import Document
-from bokeh.models import Column, Div, Slider
+from bokeh.models import Column, ColumnDataSource, Div, Slider
 from bokeh.protocol import Protocol
 
-from app.patches import DocumentLink, apply_page_patch
+from app.patches import DocumentLink, apply_page_patch, change_key
 
 
 def page_patch(closed: Div, slider: Slider) -> dict:
@@ -171,3 +173,112 @@ def test_the_answer_to_a_page_patch_is_sent_before_anything_else_runs():
         return [[(e.model.id, e.attr, e.new) for e in events] for events in sent]
 
     assert asyncio.run(task()) == [[(answer.id, "text", "5")]]  # none from the page itself
+
+
+# --- changes sent ahead ----------------------------------------------------------------
+
+
+def ahead_page() -> SimpleNamespace:
+    """A rendered page: a slider, the source a move fills and the words it writes."""
+    page = SimpleNamespace(doc=Document(), slider=Slider(start=0, end=10, value=1))
+    page.source = ColumnDataSource(data={"x": np.arange(3.0)})
+    page.words = Div(text="at 1")
+    page.doc.add_root(Column(children=[page.slider, page.words]))
+    page.doc.add_root(page.source)
+    page.doc.to_json(deferred=False)
+
+    def show(value):
+        page.source.data = {"x": np.arange(3.0) * value}
+        page.words.text = f"at {value}"
+
+    page.show = show
+    page.slider.on_change("value", lambda attr, old, new: show(new))
+    page.key = change_key(page.slider, "value", 2)  # a move to 2
+    page.sent, page.ahead = [], []
+
+    def send_ahead(key, applied, events):
+        page.ahead.append((key, applied, Protocol().create("PATCH-DOC", events).content))
+
+    page.link = DocumentLink(page.doc, page.sent.append, setter="js", send_ahead=send_ahead)
+    return page
+
+
+def move(page, value, ahead=None):
+    """The page's move of the slider to ``value``, applied by the link in a task (as in
+    the worker: the link sends after the task)."""
+    change = {"kind": "ModelChanged", "model": {"id": page.slider.id}, "attr": "value"}
+
+    async def task():
+        page.link.apply({"events": [{**change, "new": value}]}, ahead=ahead)
+
+    asyncio.run(task())
+
+
+def changed(events) -> set[tuple[str, str]]:
+    return {(e.model.id, e.attr) for e in events}
+
+
+def test_a_change_is_sent_ahead_under_its_key_and_undone():
+    page = ahead_page()
+    assert page.link.send_ahead(page.key, lambda: page.show(2), lambda: page.show(1))
+    [(key, applied, patch)] = page.ahead
+    assert (key, applied) == (f"{page.slider.id}.value=2", 0)
+    assert {e["model"]["id"] for e in patch["events"]} == {page.source.id, page.words.id}
+    assert list(page.source.data["x"]) == [0, 1, 2] and page.words.text == "at 1"  # undone
+    assert page.sent == [] and page.link._pending == []  # neither went out as a change
+
+
+def test_the_answer_leaves_out_what_the_page_applied_ahead():
+    page = ahead_page()
+    page.link.send_ahead(page.key, lambda: page.show(2), lambda: page.show(1))
+    move(page, 2, ahead=page.key)
+    assert page.sent == []  # the source and the words were applied ahead: nothing to send
+    assert list(page.source.data["x"]) == [0, 2, 4] and page.words.text == "at 2"
+
+
+def test_without_the_key_the_answer_is_whole():
+    page = ahead_page()
+    page.link.send_ahead(page.key, lambda: page.show(2), lambda: page.show(1))
+    move(page, 2)  # the page did not apply it (it came too late)
+    assert changed(page.sent[0]) == {(page.source.id, "data"), (page.words.id, "text")}
+
+
+def test_what_the_page_applied_ahead_and_python_did_not_make_is_corrected():
+    page = ahead_page()
+    stale = lambda: (page.show(2), setattr(page.words, "text", "stale"))  # noqa: E731
+    page.link.send_ahead(page.key, stale, lambda: page.show(1))
+    move(page, 2, ahead=page.key)
+    [answer] = page.sent
+    assert changed(answer) == {(page.words.id, "text")}  # its final value is not ahead's
+    assert [e.new for e in answer] == ["at 2"]
+
+
+def test_a_change_the_page_applied_ahead_that_python_never_made_is_undone_on_the_page():
+    page = ahead_page()
+    extra = lambda: (page.show(2), page.slider.update(start=-1))  # noqa: E731
+    undo = lambda: (page.show(1), page.slider.update(start=0))  # noqa: E731
+    page.link.send_ahead(page.key, extra, undo)
+    move(page, 2, ahead=page.key)
+    [answer] = page.sent
+    assert changed(answer) == {(page.slider.id, "start")}
+    assert [e.new for e in answer] == [0]
+
+
+def test_a_change_that_makes_a_model_is_not_sent_ahead():
+    page = ahead_page()
+    column = page.doc.roots[0]
+    grow = lambda: setattr(column, "children", [*column.children, Div(text="new")])  # noqa: E731
+    shrink = lambda: setattr(column, "children", column.children[:-1])  # noqa: E731
+    assert not page.link.send_ahead(page.key, grow, shrink)
+    assert page.ahead == [] and len(column.children) == 2
+    move(page, 2, ahead=page.key)
+    assert changed(page.sent[0]) == {(page.source.id, "data"), (page.words.id, "text")}
+
+
+def test_what_was_sent_ahead_is_forgotten_at_the_next_patch_from_the_page():
+    page = ahead_page()
+    page.link.send_ahead(page.key, lambda: page.show(2), lambda: page.show(1))
+    move(page, 3)
+    assert page.link.applied == 1
+    move(page, 2, ahead=page.key)  # sent ahead for the document before the 3
+    assert changed(page.sent[-1]) == {(page.source.id, "data"), (page.words.id, "text")}
