@@ -511,6 +511,7 @@ WORKER_ERRORS_JS = STATIC / "worker_errors.js"
 SNAPSHOT_JS = STATIC / "snapshot.js"
 MAKE_SNAPSHOT_JS = STATIC / "make_snapshot.js"
 WORKER_SNAPSHOT_JS = STATIC / "worker_snapshot.js"
+AHEAD_JS = STATIC / "ahead.js"  # the page's side of the changes sent ahead
 # Every file under static/ that the build reads (the site is stale when one changes).
 BUILD_TEMPLATES = (
     WORKER_PRELUDE,
@@ -521,6 +522,7 @@ BUILD_TEMPLATES = (
     SNAPSHOT_JS,
     MAKE_SNAPSHOT_JS,
     WORKER_SNAPSHOT_JS,
+    AHEAD_JS,
 )
 
 
@@ -596,11 +598,12 @@ PANEL_APPLY = """\
     self.postMessage({type: 'idle'})
 """
 PAGE_APPLY = """\
+    self.pyodide.globals.set('ahead', msg.ahead ?? null)
     try {
       self.pyodide.runPython(`
     from panel.io.pyodide import _convert_json_patch
     from app.worker import apply_page_patch
-    apply_page_patch(state.curdoc, _convert_json_patch(patch))
+    apply_page_patch(state.curdoc, _convert_json_patch(patch), ahead)
     `)
     } finally {
       self.postMessage({type: 'idle'})
@@ -626,6 +629,29 @@ PAGE_QUEUE = (
     "          for (const old_event of pyodideWorker.queue) {\n"
     "            if (!same(old_event, event)) {"
 )
+
+
+# The page posts its changes through AHEAD_JS, which applies what the worker sent
+# ahead for a change (app/look_ahead.py) as it posts the change, and keeps the
+# worker's 'ahead' messages.
+PANEL_PATCHING = "      let patching = 0\n"
+PANEL_POST = (
+    "        const patch = jsdoc.create_json_patch([event])\n"
+    "        pyodideWorker.busy = true\n"
+    "        pyodideWorker.postMessage({type: 'patch', patch: patch})\n"
+)
+PAGE_POST = PANEL_POST.replace(
+    "pyodideWorker.postMessage({type: 'patch', patch: patch})", "postChange(patch, event)"
+)
+PANEL_POST_QUEUED = (
+    "            pyodideWorker.queue = []\n"
+    "            pyodideWorker.postMessage({type: 'patch', patch: patch})\n"
+)
+PAGE_POST_QUEUED = PANEL_POST_QUEUED.replace(
+    "pyodideWorker.postMessage({type: 'patch', patch: patch})", "postChange(patch, null)"
+)
+PANEL_MESSAGE = "        const msg = event.data\n"
+PAGE_MESSAGE = PANEL_MESSAGE + "        if (keepAhead(msg)) return\n"
 
 
 # The worker waits for the page's word before it starts Python.
@@ -739,7 +765,8 @@ def add_status(site: Path):
     compiling 10 MB of wasm does not compete with drawing the prerendered plots,
     sends the document's changes one message per Python task (``app.worker``),
     handles the page's messages in the order they come, and says it is idle only
-    when Python is done with a change.
+    when Python is done with a change. The page applies the changes the worker
+    sends ahead of a move as it posts the move (``static/ahead.js``).
     """
     worker = site / "main.js"
     body = replace_once(worker.read_text(), PANEL_LINK, BATCHED_LINK, "Panel's worker")
@@ -752,6 +779,10 @@ def add_status(site: Path):
     status = STATUS_HTML.read_text().replace("PRERENDERED_SCENARIO", json.dumps(DEFAULTS))
     html_path = site / "index.html"
     page = replace_once(html_path.read_text(), PANEL_QUEUE, PAGE_QUEUE, "Panel's page")
+    page = replace_once(page, PANEL_PATCHING, PANEL_PATCHING + AHEAD_JS.read_text(), "Panel's page")
+    page = replace_once(page, PANEL_POST, PAGE_POST, "Panel's page")
+    page = replace_once(page, PANEL_POST_QUEUED, PAGE_POST_QUEUED, "Panel's page")
+    page = replace_once(page, PANEL_MESSAGE, PAGE_MESSAGE, "Panel's page")
     html_path.write_text(page.replace("</body>", status + "</body>"))
 
 

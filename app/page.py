@@ -32,7 +32,9 @@ from app.controls import FOCUS_CSS, Scenario, controls_column, scenario_widgets
 from app.draws import forget_draws
 from app.environment import in_browser, making_snapshot, prerendering, runtime
 from app.export import scenario_csv
+from app.look_ahead import LookAhead
 from app.panes import SMALL, page_header, text_pane
+from app.patches import DocumentLink
 from app.question_box import QuestionBox
 from app.questions import question
 from app.results import Results
@@ -144,6 +146,9 @@ class AttentionLab(pn.viewable.Viewer):
         for widget in self._until_live:
             widget.disabled = False
         self.state.text = "live"
+        link = DocumentLink.of(self.state.document)
+        if link is not None:  # the browser build: its next d_k moves drawn ahead
+            LookAhead(self, link)
 
     def _on_change(self, *events):
         changed = {e.name for e in events}
@@ -205,7 +210,7 @@ class AttentionLab(pn.viewable.Viewer):
             self.sections[name] = built
         return self.sections[name]
 
-    def _sections_on_screen(self) -> list[str]:
+    def sections_on_screen(self) -> list[str]:
         s = self.scenario
         names = {section_of(view) for view in self.stage.shown_views()}
         if s.views is None and s.section == "stability":
@@ -219,9 +224,16 @@ class AttentionLab(pn.viewable.Viewer):
             self._stale[name] |= kind.READS & set(parts)
         self._show_stale()
 
+    def show_figures(self, results):
+        """Show the draw and row of ``results`` in the figures on screen, and nothing else
+        (``app.look_ahead``: a move to another d_k, made and undone)."""
+        for name in self.sections_on_screen():
+            if name in self.sections and self.sections[name].figures:
+                self.sections[name].show(results, {"snapshot", "row"})
+
     def _show_stale(self):
         """Bring the sections on screen up to date (building any never shown)."""
-        for name in self._sections_on_screen():
+        for name in self.sections_on_screen():
             section = self._section(name)
             if self._stale[name]:
                 section.show(self.results, self._stale[name])

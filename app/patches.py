@@ -25,6 +25,7 @@ it into the worker.
 
 import asyncio
 import json
+import weakref
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -94,6 +95,9 @@ def _plain(value) -> bool:
     return True
 
 
+_LINKS: "weakref.WeakKeyDictionary[Document, DocumentLink]" = weakref.WeakKeyDictionary()
+
+
 class DocumentLink:
     """``doc`` linked to the page: its changes go out as one patch per task.
 
@@ -110,7 +114,9 @@ class DocumentLink:
     send_ahead : callable, optional
         ``send_ahead(key, applied, events)`` makes a patch of ``events`` and posts
         it to the page as the changes of the page's change ``key``, made after
-        ``applied`` patches from the page. Without it nothing is sent ahead.
+        ``applied`` patches from the page; ``send_ahead(None, applied, [])`` tells
+        the page that what was sent ahead still holds after ``applied`` patches.
+        Without it nothing is sent ahead.
 
     Attributes
     ----------
@@ -134,9 +140,16 @@ class DocumentLink:
         self._on_applied: list[Callable[[], None]] = []
         self.applied = 0
         doc.on_change(self._collect)
+        _LINKS[doc] = self
 
-    def on_applied(self, callback: Callable[[], None]) -> None:
-        """Call ``callback()`` after each patch from the page, once its answer is sent."""
+    @staticmethod
+    def of(doc: Document) -> "DocumentLink | None":
+        """``doc``'s link to the page (in the browser build, once the page has rendered)."""
+        return _LINKS.get(doc)
+
+    def on_applied(self, callback: Callable[[], bool]) -> None:
+        """Call ``callback()`` after each patch from the page, once its answer is sent; it
+        returns whether what was sent ahead still holds (else it is forgotten)."""
         self._on_applied.append(callback)
 
     def _collect(self, event: DocumentChangedEvent) -> None:
@@ -201,13 +214,15 @@ class DocumentLink:
         apply_page_patch(self.doc, patch, setter=self._setter)
         self.applied += 1
         shown = self._ahead.get(ahead, {})
-        self._ahead = {}  # made for the document before this patch
         if shown:
             self._pending = [e for e in self._pending if not self._shown(e, shown)]
             self._pending += self._corrections(shown)
         self.send_pending()
-        for callback in self._on_applied:
-            callback()
+        holds = [callback() for callback in self._on_applied]
+        if ahead is None and self._ahead and holds and all(holds):
+            self._send_ahead(None, self.applied, [])
+        else:
+            self._ahead = {}  # made for the document before this patch
 
     def _corrections(self, shown: dict) -> list[DocumentChangedEvent]:
         """Changes for what the page applied ahead that the document does not hold and no

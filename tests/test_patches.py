@@ -197,7 +197,8 @@ def ahead_page() -> SimpleNamespace:
     page.sent, page.ahead = [], []
 
     def send_ahead(key, applied, events):
-        page.ahead.append((key, applied, Protocol().create("PATCH-DOC", events).content))
+        patch = Protocol().create("PATCH-DOC", events).content if events else None
+        page.ahead.append((key, applied, patch))
 
     page.link = DocumentLink(page.doc, page.sent.append, setter="js", send_ahead=send_ahead)
     return page
@@ -281,4 +282,20 @@ def test_what_was_sent_ahead_is_forgotten_at_the_next_patch_from_the_page():
     move(page, 3)
     assert page.link.applied == 1
     move(page, 2, ahead=page.key)  # sent ahead for the document before the 3
+    assert changed(page.sent[-1]) == {(page.source.id, "data"), (page.words.id, "text")}
+
+
+def test_what_was_sent_ahead_is_kept_while_the_look_ahead_says_it_holds():
+    page = ahead_page()
+    holds = [True]
+    page.link.on_applied(lambda: holds[0])
+    page.link.send_ahead(page.key, lambda: page.show(2), lambda: page.show(1))
+    move(page, 1)  # a patch that changes nothing the look-ahead depends on
+    assert page.ahead[-1] == (None, 1, None)  # the page is told it holds
+    move(page, 2, ahead=page.key)
+    assert page.sent == []  # what the move changed was applied ahead
+    holds[0] = False
+    move(page, 3)
+    assert len(page.ahead) == 2  # not told it holds: forgotten
+    move(page, 2, ahead=page.key)
     assert changed(page.sent[-1]) == {(page.source.id, "data"), (page.words.id, "text")}

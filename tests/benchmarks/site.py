@@ -28,8 +28,10 @@ Slider moves, on the first load of the site as built, in each of MOVE_SECTIONS:
   in animation frames; the move is painted when they stop); and to the arrival
   of the worker's last patch (what the page's and the worker's Python take
   before the browser applies the answer);
-- rendering floor: the same recorded patches from the worker re-applied from
-  JS in one task through the page's own message handler, timed the same way;
+- rendering floor: the same recorded patches from the worker (with the one
+  the page applied ahead of the move, if it did: ``static/ahead.js``)
+  re-applied from JS in one task through the page's own message handler,
+  timed the same way; how many moves the page drew ahead;
 - drag: the variance slider dragged back and forth by the mouse at the
   display's frame rate for DRAG_SECONDS; updates per second are the worker's
   patches that reached the page during the drag.
@@ -201,14 +203,17 @@ def painted_after(page, action_js, changed_js) -> float:
     )
 
 
-def keyboard_moves(page) -> tuple[list, list, list]:
-    """MOVES arrow-key presses on d_k: ms to painted, the worker's patches per move, and
-    ms to the worker's last patch arriving (the page's and the worker's part of a move:
-    the key handled, the change sent, Python's answer back)."""
+def keyboard_moves(page) -> tuple[list, list, list, int]:
+    """MOVES arrow-key presses on d_k: ms to painted, the worker's patches per move, ms
+    to the worker's last patch arriving (the page's and the worker's part of a move: the
+    key handled, the change sent, Python's answer back), and how many moves the page
+    drew ahead of Python's answer."""
     slider_handle(page, "d_k").focus()
-    painted, patches, answered = [], [], []
+    painted, patches, answered, ahead = [], [], [], 0
     for i in range(MOVES):
-        page.evaluate("window.__patches = []; window.__arrivals = []")
+        page.evaluate(
+            "window.__patches = []; window.__arrivals = []; pyodideWorker.appliedAhead = null"
+        )
         start = page.evaluate("performance.now()")
         page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
         end = page.evaluate(
@@ -217,7 +222,21 @@ def keyboard_moves(page) -> tuple[list, list, list]:
         painted.append(end - start)
         patches.append(page.evaluate("window.__patches.length"))
         answered.append(page.evaluate("Math.max(...window.__arrivals)") - start)
-    return painted, patches, answered
+        ahead += page.evaluate("pyodideWorker.appliedAhead !== null")
+    return painted, patches, answered, ahead
+
+
+# A move's patches as the page applied them: the one sent ahead (if it was), then the
+# worker's answer.
+RECORDED_MOVE_JS = """() => {
+  const ahead = pyodideWorker.appliedAhead;
+  const first = ahead ? [{type: 'patch', patch: ahead.patch, buffers: ahead.buffers}] : [];
+  window.__recorded.push([...first, ...window.__patches]);
+}"""
+
+
+# The page holds the figures of both of d_k's neighbours, sent ahead for its state now.
+AHEAD_READY_JS = "() => [...ahead.values()].filter((m) => m.applied === posted).length === 2"
 
 
 def rendering_floor(page) -> list:
@@ -225,10 +244,13 @@ def rendering_floor(page) -> list:
     slider_handle(page, "d_k").focus()
     page.evaluate("window.__recorded = []")
     for key in ("ArrowRight", "ArrowLeft"):
-        page.evaluate("window.__patches = []; window.__arrivals = []")
+        page.wait_for_function(AHEAD_READY_JS)  # the neighbours' figures, sent ahead
+        page.evaluate(
+            "window.__patches = []; window.__arrivals = []; pyodideWorker.appliedAhead = null"
+        )
         page.keyboard.press(key)
         page.evaluate(f"({PAINTED_JS})(() => window.__patches.length > 0 && !pyodideWorker.busy)")
-        page.evaluate("window.__recorded.push(window.__patches)")
+        page.evaluate(RECORDED_MOVE_JS)
     page.evaluate("window.__patches = null")
     return [
         painted_after(
@@ -305,6 +327,7 @@ def load_app(browser, url, sections: tuple, alone: bool = False) -> dict:
                 result[f"moves {section}"],
                 result[f"patches {section}"],
                 result[f"answered {section}"],
+                result[f"ahead {section}"],
             ) = keyboard_moves(page)
             result[f"floor moves {section}"] = rendering_floor(page)
             result[f"drag {section}"] = drag_updates_per_second(page)
@@ -484,6 +507,7 @@ def report(runs, served):
             print(f"  live / floor (medians)       {ratio:6.2f}   messages per move {messages:.0f}")
             answered = statistics.median(first[f"answered {section}"])
             print(f"  of which until the worker's last patch arrived: median {answered:6.1f}")
+            print(f"  drawn ahead of Python's answer: {first[f'ahead {section}']} of {MOVES}")
             print(f"  drag (variance slider): {first[f'drag {section}']:.1f} updates per second")
     for name in names:
         largest = sorted(set(served[name]), key=lambda f: -f[1])[:5]

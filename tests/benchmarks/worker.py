@@ -31,7 +31,7 @@ PAUSE_MS = 300  # between presses: each finds the page and the worker at rest
 # Run in the worker once the page is live: every step's durations (ms) in _TIMES.
 TIMERS_PY = """
 import collections, functools, gc, json, statistics, time
-from app import page, worker
+from app import page, patches, worker
 
 _TIMES = collections.defaultdict(list)
 
@@ -56,7 +56,7 @@ _timed(lab.training, "later", "  training.later (nothing to train: the words)")
 _timed(lab, "_show_words", "    _show_words (captions and summary)")
 _timed(lab.stage, "show_captions", "      show_captions (Panel renders their Markdown)")
 _timed(lab.address, "write", "  address.write")
-_timed(next(iter(worker._links.values())), "_send", "  the patch to the page (made, posted)")
+_timed(next(iter(patches._LINKS.values())), "_send", "  the patch to the page (made, posted)")
 """
 REPORT_PY = "json.dumps({k: [len(v), statistics.median(v)] for k, v in _TIMES.items()})"
 

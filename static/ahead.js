@@ -1,0 +1,54 @@
+// Changes sent ahead (app/look_ahead.py): the worker sends what the page's next
+// d_k move would change in the figures before the learner makes it, so the page
+// draws the move in the task of the key press instead of waiting for Python's
+// answer. build.py puts this in Panel's page script, after `let patching = 0`,
+// and has the page post its changes with postChange and keep the worker's
+// 'ahead' messages with keepAhead.
+//
+// A message sent ahead was made after `applied` patches from the page; it is
+// applied only while the page has posted exactly that many (else it was made for
+// another state of the document). {type: 'ahead', key: null, applied: N} says
+// that the ones made after N - 1 patches still hold after N. The worker is told
+// which key the page applied: its answer then leaves out what the page shows.
+const ahead = new Map();  // key -> the worker's message
+let posted = 0;  // patches posted to the worker
+
+// The key of a change, as app.patches.change_key writes it.
+function changeKey(event) {
+  return event?.model && event.attr
+    ? `${event.model.id}.${event.attr}=${JSON.stringify(event.value)}` : null;
+}
+
+function postChange(patch, event) {
+  const key = changeKey(event);
+  const found = key === null ? undefined : ahead.get(key);
+  const use = found !== undefined && found.applied === posted;
+  posted += 1;
+  const post = () => pyodideWorker.postMessage({type: 'patch', patch, ahead: use ? key : null});
+  if (!use) return post();
+  ahead.clear();
+  patching += 1;
+  try {
+    pyodideWorker.jsdoc.apply_json_patch(found.patch, found.buffers);
+  } finally {
+    patching -= 1;
+  }
+  pyodideWorker.appliedAhead = found;  // the last one applied (the site benchmark reads it)
+  // Python's answer once this is drawn: on two cores, a worker at work beside the
+  // drawing slows it.
+  requestAnimationFrame(() => setTimeout(post));
+}
+
+// Whether `msg` from the worker was about changes sent ahead (and is dealt with).
+function keepAhead(msg) {
+  if (msg.type !== 'ahead') return false;
+  if (typeof msg.key === 'string') {
+    ahead.set(msg.key, msg);
+  } else {
+    for (const [key, kept] of ahead) {
+      if (kept.applied === msg.applied - 1) kept.applied = msg.applied;
+      else ahead.delete(key);
+    }
+  }
+  return true;
+}
