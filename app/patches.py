@@ -76,7 +76,10 @@ def _same(a, b) -> bool:
             and all(_same(a[k], b[k]) for k in a)
         )
     if isinstance(a, list | tuple | np.ndarray) or isinstance(b, list | tuple | np.ndarray):
-        a, b = np.asarray(a), np.asarray(b)
+        try:
+            a, b = np.asarray(a), np.asarray(b)
+        except ValueError:  # ragged: not told apart here, so not the same
+            return False
         if a.shape != b.shape or a.dtype.kind != b.dtype.kind:
             return False
         return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))

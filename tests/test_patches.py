@@ -19,11 +19,13 @@ import asyncio
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from bokeh.core.serialization import Serialized
 from bokeh.document import Document
 from bokeh.models import Column, ColumnDataSource, Div, Slider
 from bokeh.protocol import Protocol
 
+from app import patches
 from app.patches import DocumentLink, apply_page_patch, change_key
 
 
@@ -299,3 +301,21 @@ def test_what_was_sent_ahead_is_kept_while_the_look_ahead_says_it_holds():
     assert len(page.ahead) == 2  # not told it holds: forgotten
     move(page, 2, ahead=page.key)
     assert changed(page.sent[-1]) == {(page.source.id, "data"), (page.words.id, "text")}
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ({"x": np.array([1.0, np.nan])}, {"x": [1.0, float("nan")]}, True),
+        ({"x": np.array([1.0, 2.0])}, {"x": np.array([1.0, 2.5])}, False),
+        ({"x": [1.0]}, {"x": [1.0], "y": [2.0]}, False),
+        ({"color": ["#D55E00"]}, {"color": ["#D55E00"]}, True),
+        ({"image": [np.eye(2)]}, {"image": [np.eye(2)]}, True),
+        ([np.eye(2), np.ones(3)], [np.eye(2), np.ones(3)], False),  # ragged: not told apart
+        (["1"], [1], False),
+        (float("nan"), float("nan"), True),
+        ("at 1", "at 2", False),
+    ],
+)
+def test_values_are_the_same_by_their_elements(a, b, same):
+    assert patches._same(a, b) is same
