@@ -156,7 +156,17 @@ def test_13_the_theory_counts_five_models_and_tabulates_each_rules_losses(defaul
         names = {"none": "none", "sqrt": "÷ √d_k", "linear": "÷ d_k", "qk_norm": "QK-norm"}
         names["power"] = "÷ d_k^α (α = 1/3)"
         for rule, name in names.items():
-            cells = [f"{default_runs[d][rule].loss[-1]:.2g}" for d in (16, 64, 256, 1024)]
+            losses = [default_runs[d][rule].loss[-1] for d in (16, 64, 256, 1024)]
+            cells = [f"{loss:.2g}" for loss in losses]
+            if rule == "none":  # chaotic at η = 2: its last digits differ between numpy builds
+                cells = [
+                    f"{losses[0]:.1g}",
+                    "under 0.0001" if losses[1] < 1e-4 else cells[1],
+                    *(
+                        "over 0.9" if loss > 0.9 else cell
+                        for loss, cell in zip(losses[2:], cells[2:], strict=True)
+                    ),
+                ]
             if f"| {name} | {' | '.join(cells)} |" not in words:
                 return False
         return True
