@@ -147,8 +147,9 @@ class DocumentLink:
 
     @staticmethod
     def of(doc: Document) -> "DocumentLink | None":
-        """``doc``'s link to the page (in the browser build, once the page has rendered)."""
-        return _LINKS.get(doc)
+        """``doc``'s link to the page (in the browser build, once the page has rendered);
+        None for any other document, or none (a page not yet in one)."""
+        return None if doc is None else _LINKS.get(doc)
 
     def on_applied(self, callback: Callable[[], bool]) -> None:
         """Call ``callback()`` after each patch from the page, once its answer is sent; it

@@ -319,3 +319,10 @@ def test_what_was_sent_ahead_is_kept_while_the_look_ahead_says_it_holds():
 )
 def test_values_are_the_same_by_their_elements(a, b, same):
     assert patches._same(a, b) is same
+
+
+def test_only_a_linked_document_has_a_link():
+    page = ahead_page()
+    assert DocumentLink.of(page.doc) is page.link
+    assert DocumentLink.of(Document()) is None
+    assert DocumentLink.of(None) is None  # a page in no document (a notebook, a test)
