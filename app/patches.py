@@ -186,10 +186,9 @@ class DocumentLink:
         try:
             change()
             events, self._captured = self._captured, []
-            kinds = (ModelChangedEvent, ColumnDataChangedEvent)
             now = {}
             for event in events:
-                if not isinstance(event, kinds) or event.model.document is not self.doc:
+                if not _targets(event) or event.model.document is not self.doc:
                     break
                 now[event.model.id, event.attr] = getattr(event.model, event.attr)
             else:
@@ -231,7 +230,7 @@ class DocumentLink:
     def _corrections(self, shown: dict) -> list[DocumentChangedEvent]:
         """Changes for what the page applied ahead that the document does not hold and no
         pending change sets (a patch sent ahead for another state of the document)."""
-        pending = {(getattr(e.model, "id", None), e.attr) for e in self._pending if _targets(e)}
+        pending = {(e.model.id, e.attr) for e in self._pending if _targets(e)}
         events = []
         for (model_id, attr), value in shown.items():
             model = self.doc.get_model_by_id(model_id)

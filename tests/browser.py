@@ -53,6 +53,11 @@ READ_SOURCES_JS = """(names) => {
 }"""
 
 
+# The page holds the figures of both of d_k's neighbours, sent ahead for its state now
+# (static/ahead.js: `ahead`, `posted`).
+AHEAD_READY_JS = "() => [...ahead.values()].filter((m) => m.applied === posted).length === 2"
+
+
 def launch(playwright, args=()):
     """A headless Chromium from Debian's package."""
     return playwright.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *args])

@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl
 import numpy as np
 import pytest
 from browser import (
+    AHEAD_READY_JS,
     OFFLINE_ARGS,
     READ_SOURCES_JS,
     SLIDER_TITLES,
@@ -485,9 +486,6 @@ def test_a_key_press_while_training_runs_takes_effect_at_once(offline, site_url)
     assert statistics.median(sweeping) <= statistics.median(rest) + 0.1, (sweeping, rest)
 
 
-# The page holds the figures at both of d_k's neighbours, sent ahead for its state now
-# (static/ahead.js: `ahead`, `posted`).
-AHEAD_READY_JS = "() => [...ahead.values()].filter((m) => m.applied === posted).length === 2"
 # Every patch from the worker: the kinds of its events, by the model's name if it has one.
 RECORD_ANSWERS_JS = """() => {
   window.__answers = [];

@@ -67,6 +67,7 @@ from playwright.sync_api import sync_playwright
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from browser import (
+    AHEAD_READY_JS,
     OFFLINE_ARGS,
     READ_SOURCES_JS,
     http_server,
@@ -233,10 +234,6 @@ RECORDED_MOVE_JS = """() => {
   const first = ahead ? [{type: 'patch', patch: ahead.patch, buffers: ahead.buffers}] : [];
   window.__recorded.push([...first, ...window.__patches]);
 }"""
-
-
-# The page holds the figures of both of d_k's neighbours, sent ahead for its state now.
-AHEAD_READY_JS = "() => [...ahead.values()].filter((m) => m.applied === posted).length === 2"
 
 
 def rendering_floor(page) -> list:
