@@ -9,6 +9,10 @@
 //    in `preload`, in that order. Before the runtime starts their memory comes
 //    from a deterministic bump of __heap_base, so their addresses and function
 //    table slots are the same when the snapshot is made and when it is restored.
+//  - given the snapshot opened by the worker (static/worker_snapshot.js), it sizes
+//    the wasm memory as Pyodide would from the whole snapshot and writes the
+//    memory image into it once the module is made, before Pyodide restores the
+//    header it was given (restoring an empty image then copies nothing).
 //  - `serializer` stores the self-contained JS functions Python holds (Panel's
 //    worker code makes one with run_js at import) as source; `deserializer`
 //    evaluates it again.
@@ -24,7 +28,7 @@
     return { ...index, data: bytes.subarray(4 + length) };
   }
 
-  function install(pack, preload) {
+  function install(pack, preload, snapshot = null) {
     const create = root._createPyodideModule;
     if (typeof create !== 'function') throw new Error('load pyodide.asm.js first');
     let module = null;
@@ -48,7 +52,12 @@
         Module.reportUndefinedSymbols();
         module = Module;
       });
-      return create(settings);
+      if (snapshot === null) return create(settings);
+      settings.INITIAL_MEMORY = snapshot.size;  // as Pyodide sets it from a whole snapshot
+      return create(settings).then(async (made) => {
+        await snapshot.writeImage(made.HEAPU8);
+        return made;
+      });
     };
     return {
       // The extension modules loaded so far, in load order, relative to site-packages.

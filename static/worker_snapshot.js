@@ -22,41 +22,102 @@ async function download(name) {
 
 // A host that serves .gz files with Content-Encoding: gzip has the browser
 // decompress them already; then the bytes are used as they are. Otherwise they are
-// decompressed chunk by chunk into one array of the size gzip's trailer gives
-// (its last four bytes), so that the chunks and their concatenation (the snapshot
-// twice over, 180 MB) are never held at once.
-async function gunzip(bytes) {
-  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
-  const size = new DataView(bytes.buffer, bytes.byteLength - 4).getUint32(0, true);
-  const out = new Uint8Array(size);
-  const source = new ReadableStream({ start(c) { c.enqueue(bytes); c.close(); } });  // no copy
-  const stream = source.pipeThrough(new DecompressionStream('gzip'));
-  const reader = stream.getReader();
-  let filled = 0;
-  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-    if (filled + chunk.value.length > size) throw new Error('a download is longer than its gzip trailer says');
-    out.set(chunk.value, filled);
-    filled += chunk.value.length;
+// decompressed chunk by chunk, and their length is what gzip's trailer says (its
+// last four bytes).
+function decompressedSize(bytes) {
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes.length;
+  return new DataView(bytes.buffer, bytes.byteOffset + bytes.byteLength - 4).getUint32(0, true);
+}
+
+async function* decompressedChunks(bytes) {
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
+    yield bytes;
+    return;
   }
-  if (filled !== size) throw new Error('a download is shorter than its gzip trailer says');
+  const source = new ReadableStream({ start(c) { c.enqueue(bytes); c.close(); } });  // no copy
+  const reader = source.pipeThrough(new DecompressionStream('gzip')).getReader();
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) yield chunk.value;
+}
+
+// A download decompressed into one array of its size, so that the chunks and
+// their concatenation are never held at once.
+async function gunzip(bytes) {
+  const out = new Uint8Array(decompressedSize(bytes));
+  let filled = 0;
+  for await (const chunk of decompressedChunks(bytes)) {
+    if (filled + chunk.length > out.length) throw new Error('a download is longer than its gzip trailer says');
+    out.set(chunk, filled);
+    filled += chunk.length;
+  }
+  if (filled !== out.length) throw new Error('a download is shorter than its gzip trailer says');
   return out;
+}
+
+// A Pyodide 0.27 snapshot is a header (the magic, then the offset of the memory
+// image, then the build id and JSON) and the image of the wasm memory. The image
+// goes from the decompressor straight into the new wasm memory: it is never whole
+// in a JS array beside that memory (90 MB less at the peak), and its pages of
+// zeros are not written where the memory already reads zeros, so they take no
+// resident memory (29 MB). Pyodide is given the header alone and told the
+// memory's size (PyodideSnapshot.install).
+const PAGE = 4096;
+
+function isZero(bytes) {
+  const aligned = bytes.byteOffset % 4 === 0 && bytes.length % 4 === 0;
+  const words = aligned ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4) : bytes;
+  for (let i = 0; i < words.length; i++) if (words[i] !== 0) return false;
+  return true;
+}
+
+async function openSnapshot(bytes) {
+  const size = decompressedSize(bytes);
+  const chunks = decompressedChunks(bytes);
+  let header = new Uint8Array(0);
+  for (;;) {
+    const next = await chunks.next();
+    if (next.done) throw new Error('snapshot.bin.gz ends inside its header');
+    const longer = new Uint8Array(header.length + next.value.length);
+    longer.set(header);
+    longer.set(next.value, header.length);
+    header = longer;
+    if (header.length < 8) continue;
+    const view = new DataView(header.buffer);
+    if (view.getUint32(0, true) !== SNAPSHOT_MAGIC) {
+      throw new Error('snapshot.bin.gz is not a Pyodide memory snapshot');
+    }
+    const imageStart = view.getUint32(4, true);
+    if (header.length < imageStart) continue;
+    const first = header.subarray(imageStart);
+    return {
+      size,
+      header: header.slice(0, imageStart),
+      // Write the memory image into `heap` (the module's HEAPU8), page by page.
+      async writeImage(heap) {
+        let at = 0;
+        const write = (piece) => {
+          if (at + piece.length > heap.length) throw new Error('the snapshot is larger than its memory');
+          for (let start = 0; start < piece.length;) {
+            const end = Math.min(piece.length, start + PAGE - ((at + start) % PAGE));
+            const source = piece.subarray(start, end);
+            const target = heap.subarray(at + start, at + end);
+            if (!isZero(source)) target.set(source);
+            else if (!isZero(target)) target.fill(0);  // the runtime's start-up wrote here
+            start = end;
+          }
+          at += piece.length;
+        };
+        write(first);
+        for await (const chunk of chunks) write(chunk);
+        if (at !== size - imageStart) throw new Error('snapshot.bin.gz is shorter than its gzip trailer says');
+      },
+    };
+  }
 }
 
 const snapshotAborted = new AbortController();
 let snapshotDownloads = Promise.all([download('snapshot.bin.gz'), download('site-packages.pack.gz')]);
 // One failed download makes the other useless; restoreSnapshot reports the failure.
 snapshotDownloads.catch(() => snapshotAborted.abort());
-
-// The snapshot and the pack, decompressed one after the other, each let go of in
-// its compressed form as soon as it is decompressed (a promise keeps its value:
-// 30 MB of bytes no use once decompressed).
-async function decompressedDownloads() {
-  const downloads = snapshotDownloads;
-  snapshotDownloads = null;
-  const files = await downloads;
-  for (let i = 0; i < files.length; i++) files[i] = await gunzip(files[i]);
-  return files;
-}
 
 // What the snapshot froze and a visitor expects fresh: the random generators'
 // state ("New draw" would give every visitor the same seed). Clocks and the
@@ -75,19 +136,16 @@ async function restoreSnapshot() {
   try {
     if (typeof DecompressionStream !== 'function') throw new Error('no DecompressionStream');
     self.postMessage({type: 'status', msg: 'Restoring the saved Python session'});
-    const [snapshot, packBytes] = await decompressedDownloads();
-    if (snapshot.length < 64 || new DataView(snapshot.buffer).getUint32(0, true) !== SNAPSHOT_MAGIC) {
-      throw new Error('snapshot.bin.gz is not a Pyodide memory snapshot');
-    }
+    const downloads = snapshotDownloads;
+    snapshotDownloads = null;  // a promise keeps its value: 30 MB of bytes no use once read
+    const [snapshotBytes, packBytes] = await downloads;
     importScripts('./pyodide/pyodide.asm.js', SNAPSHOT + 'snapshot.js');
-    const pack = PyodideSnapshot.parsePack(packBytes);
-    hook = PyodideSnapshot.install(pack, pack.preload);
+    const pack = PyodideSnapshot.parsePack(await gunzip(packBytes));
+    const snapshot = await openSnapshot(snapshotBytes);
+    hook = PyodideSnapshot.install(pack, pack.preload, snapshot);
     const pyodide = await loadPyodide({
-      _loadSnapshot: snapshot, _snapshotDeserializer: PyodideSnapshot.deserializer,
+      _loadSnapshot: snapshot.header, _snapshotDeserializer: PyodideSnapshot.deserializer,
     });
-    // Pyodide keeps its options for good, and the snapshot (90 MB) is in the wasm
-    // memory now: drop the options' reference to it.
-    delete pyodide._api.config._loadSnapshot;
     pyodide.runPython(RESEED);
     return pyodide;
   } catch (error) {

@@ -2,7 +2,9 @@
 
 import base64
 import csv
+import gzip
 import hashlib
+import os
 import socket
 import subprocess
 import sys
@@ -173,3 +175,58 @@ def test_a_second_build_is_the_same_bytes(site, tmp_path, output_dir):
 
 def sha256_of(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# Runs static/worker_snapshot.js in node with the site's files for its downloads, and
+# writes the snapshot's memory image into a fresh memory whose first page of zeros in
+# the image and first non-zero page were written by the runtime's start-up.
+RESTORE_JS = r"""
+const fs = require('fs');
+const zlib = require('zlib');
+const [site, served, out] = process.argv.slice(1);
+globalThis.self = globalThis;
+globalThis.fetchFromSite = async (path) => {
+  let bytes = fs.readFileSync(`${site}/${path}`);
+  if (served === 'decompressed by the browser') bytes = zlib.gunzipSync(bytes);
+  if (served === 'cut short') bytes = bytes.subarray(0, bytes.length >> 1);
+  return new Response(bytes);
+};
+require('vm').runInThisContext(fs.readFileSync(process.env.WORKER_SNAPSHOT_JS, 'utf8'));
+(async () => {
+  const opened = async () => openSnapshot(await download('snapshot.bin.gz'));
+  let snapshot = await opened();
+  const heap = new Uint8Array(Math.ceil(snapshot.size / 65536) * 65536);
+  try {
+    await snapshot.writeImage(heap);
+  } catch (error) {
+    fs.writeFileSync(out, 'refused');
+    return;
+  }
+  const pages = [];
+  for (let at = 0; at < heap.length; at += PAGE) pages.push(isZero(heap.subarray(at, at + PAGE)));
+  heap.fill(0);
+  for (const zero of [true, false]) heap.fill(0xab, pages.indexOf(zero) * PAGE, pages.indexOf(zero) * PAGE + PAGE);
+  snapshot = await opened();
+  await snapshot.writeImage(heap);
+  fs.writeFileSync(out, Buffer.concat([Buffer.from(snapshot.header), heap]));
+})();
+"""
+
+
+@pytest.mark.parametrize("served", ["gzip", "decompressed by the browser", "cut short"])
+def test_the_worker_writes_the_snapshot_into_the_memory_as_it_is(site, tmp_path, served):
+    """The worker decompresses the snapshot's memory image straight into the wasm
+    memory, skipping its pages of zeros where the memory reads zeros: the memory then
+    holds the image byte for byte, with the header apart; a short download is refused."""
+    snapshot = gzip.decompress((site / "snapshot/snapshot.bin.gz").read_bytes())
+    out = tmp_path / "restored"
+    env = {"WORKER_SNAPSHOT_JS": str(build.WORKER_SNAPSHOT_JS), "PATH": os.environ["PATH"]}
+    subprocess.run(["node", "-e", RESTORE_JS, site, served, out], env=env, check=True)
+    restored = out.read_bytes()
+    if served == "cut short":
+        assert restored == b"refused"
+        return
+    image_start = int.from_bytes(snapshot[4:8], "little")
+    assert restored[: len(snapshot)] == snapshot
+    assert restored[len(snapshot) :] == bytes(len(restored) - len(snapshot))
+    assert image_start == 992 and snapshot.count(bytes(4096)) > 1000  # the case tested
