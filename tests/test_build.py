@@ -205,7 +205,10 @@ require('vm').runInThisContext(fs.readFileSync(process.env.WORKER_SNAPSHOT_JS, '
   const pages = [];
   for (let at = 0; at < heap.length; at += PAGE) pages.push(isZero(heap.subarray(at, at + PAGE)));
   heap.fill(0);
-  for (const zero of [true, false]) heap.fill(0xab, pages.indexOf(zero) * PAGE, pages.indexOf(zero) * PAGE + PAGE);
+  for (const zero of [true, false]) {
+    const at = pages.indexOf(zero) * PAGE;
+    heap.fill(0xab, at, at + PAGE);
+  }
   snapshot = await opened();
   await snapshot.writeImage(heap);
   fs.writeFileSync(out, Buffer.concat([Buffer.from(snapshot.header), heap]));
