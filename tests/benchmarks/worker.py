@@ -64,6 +64,7 @@ REPORT_PY = "json.dumps({k: [len(v), statistics.median(v)] for k, v in _TIMES.it
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--section", default="spread", choices=list(SECTIONS))
+    parser.add_argument("--slider", default="d_k", choices=["d_k", "variance"])
     args = parser.parse_args(argv)
     if build.is_stale(build.SITE):
         build.build()
@@ -77,14 +78,14 @@ def main(argv=None):
         )
         worker = page.workers[0]
         worker.evaluate(f"self.pyodide.runPython({TIMERS_PY!r})")
-        slider_handle(page, "d_k").focus()
+        slider_handle(page, args.slider).focus()
         for i in range(MOVES):
             page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
             page.wait_for_timeout(PAUSE_MS)
             page.wait_for_function("() => !pyodideWorker.busy")
         times = json.loads(worker.evaluate(f"self.pyodide.runPython({REPORT_PY!r})"))
         browser.close()
-    print(f"A d_k move in the worker, {args.section} section, {MOVES} moves (ms per call)")
+    print(f"A {args.slider} move in the worker, {args.section} section, {MOVES} moves (ms per call)")
     for label, (calls, median) in times.items():
         print(f"{label:<52} {calls:4d} calls   median {median:6.2f}")
 
