@@ -85,7 +85,9 @@ def main(argv=None):
             page.wait_for_function("() => !pyodideWorker.busy")
         times = json.loads(worker.evaluate(f"self.pyodide.runPython({REPORT_PY!r})"))
         browser.close()
-    print(f"A {args.slider} move in the worker, {args.section} section, {MOVES} moves (ms per call)")
+    print(
+        f"A {args.slider} move in the worker, {args.section} section, {MOVES} moves (ms per call)"
+    )
     for label, (calls, median) in times.items():
         print(f"{label:<52} {calls:4d} calls   median {median:6.2f}")
 
