@@ -61,6 +61,9 @@ class Sweep(Mapping):
         self.settings, self.d_ks = settings, np.asarray(d_ks, dtype=int)
         self._columns = {rule: {"d_k": self.d_ks} for rule in SCALING_RULES}
         self._pending = dict.fromkeys(SWEEP_GROUPS)  # the groups not yet computed
+        # Each d_k's rows, per family of rules, kept while a group is not yet computed:
+        # the softmax and the gradient groups then factor each softmax once.
+        self._rows = {}
 
     def __getitem__(self, rule: str) -> Mapping:
         if rule not in self._columns:
@@ -95,7 +98,10 @@ class Sweep(Mapping):
         for d_k in self.d_ks:
             for rules in (PLAIN_RULES, ("qk_norm",)):
                 scale = [scale_factor(rule, int(d_k), s.alpha) / s.temperature for rule in rules]
-                rows = Rows(np.array(scale), self._draw(int(d_k), rules[0]))
+                key = (int(d_k), rules[0])
+                if key not in self._rows:
+                    self._rows[key] = Rows(np.array(scale), self._draw(int(d_k), rules[0]))
+                rows = self._rows[key]
                 found = [_row_metric(rows, name, s.n_keys) for name in metrics]
                 for i, rule in enumerate(rules):
                     values[rule].append([metric[i] for metric in found])
@@ -109,6 +115,8 @@ class Sweep(Mapping):
                 max_weight = rule_values[:, metrics.index("max_weight")]
                 columns["saturated_share"] = saturated_share(max_weight, axis=-1)
         del self._pending[group]
+        if not self._pending:
+            self._rows.clear()
 
     def _draw(self, d_k: int, rule: str) -> Draw:
         """The draw ``simulate`` makes at ``d_k``, prepared for ``rule``'s family."""

@@ -236,6 +236,21 @@ def test_sweep_summarises_exactly_what_simulate_computes():
             assert columns["saturated_share"][j] == np.mean(snap.max_weight > 0.99)
 
 
+def test_a_sweep_factors_each_softmax_once(monkeypatch):
+    """The softmax group and the gradient group read the same rows: each d_k's softmax
+    is factored once per family of rules (those without layer norm, and qk_norm), not
+    once per group (a variance move in the Gradients section reads both)."""
+    calls = []
+    factor = softmax.softmax_rows
+    monkeypatch.setattr(softmax, "softmax_rows", lambda z: calls.append(z.shape) or factor(z))
+    d_ks = [1, 7, 128]
+    curves = sweep(Settings(d_k=1, variance=1.7, scaling="sqrt", seed=5), d_ks)
+    curves["sqrt"]["jacobian_norm"], curves["none"]["query_grad_norm"]
+    assert len(calls) == 2 * len(d_ks)
+    curves["qk_norm"]["logit_std"]  # the last group: the rows are let go
+    assert curves._rows == {}
+
+
 def test_sweep_tells_the_story():
     """Unscaled attention saturates and loses its gradient as d_k grows; sqrt does not."""
     curves = sweep(Settings(d_k=1, variance=1.0, scaling="sqrt"), POWERS)
