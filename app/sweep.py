@@ -16,12 +16,13 @@ from app.draws import Draw, Rows, products
 from app.simulation import SCALING_RULES, SWEEP_METRICS, Settings, saturated_share, scale_factor
 
 # The sweep's metrics in the groups it computes together, each group when first read:
-# the logits' spread needs the dot products only, the softmax's metrics its rows too,
-# the query gradient the keys' span as well.
+# the logits' spread needs the dot products only, the softmax's saturation its rows
+# too, and the gradients (the Jacobian's and the query's, the Gradients section's
+# figures) the same rows and the keys' span.
 SWEEP_GROUPS = {
     "spread": ("logit_std",),
-    "softmax": ("max_weight", "normalized_entropy", "jacobian_norm"),
-    "gradient": ("query_grad_norm",),
+    "softmax": ("max_weight", "normalized_entropy"),
+    "gradient": ("jacobian_norm", "query_grad_norm"),
 }
 assert [m for group in SWEEP_GROUPS.values() for m in group] == list(SWEEP_METRICS)
 QUANTILES = {"_p10": 0.1, "_lo": 0.25, "": 0.5, "_hi": 0.75, "_p90": 0.9}

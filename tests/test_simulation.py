@@ -237,15 +237,16 @@ def test_sweep_summarises_exactly_what_simulate_computes():
 
 
 def test_a_sweep_factors_each_softmax_once(monkeypatch):
-    """The softmax group and the gradient group read the same rows: each d_k's softmax
-    is factored once per family of rules (those without layer norm, and qk_norm), not
-    once per group (a variance move in the Gradients section reads both)."""
+    """The saturation group and the gradient group read the same rows: each d_k's
+    softmax is factored once per family of rules (those without layer norm, and
+    qk_norm), not once per group (a learner who opens Saturation, then Gradients,
+    reads both of the same sweep)."""
     calls = []
     factor = softmax.softmax_rows
     monkeypatch.setattr(softmax, "softmax_rows", lambda z: calls.append(z.shape) or factor(z))
     d_ks = [1, 7, 128]
     curves = sweep(Settings(d_k=1, variance=1.7, scaling="sqrt", seed=5), d_ks)
-    curves["sqrt"]["jacobian_norm"], curves["none"]["query_grad_norm"]
+    curves["sqrt"]["max_weight"], curves["none"]["query_grad_norm"]
     assert len(calls) == 2 * len(d_ks)
     curves["qk_norm"]["logit_std"]  # the last group: the rows are let go
     assert curves._rows == {}
