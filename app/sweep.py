@@ -98,9 +98,9 @@ class Sweep(Mapping):
         values = {rule: [] for rule in SCALING_RULES}  # per rule: (d_ks, metrics, n_queries)
         for d_k in self.d_ks:
             for rules in (PLAIN_RULES, ("qk_norm",)):
-                scale = [scale_factor(rule, int(d_k), s.alpha) / s.temperature for rule in rules]
                 key = (int(d_k), rules[0])
                 if key not in self._rows:
+                    scale = [scale_factor(r, int(d_k), s.alpha) / s.temperature for r in rules]
                     self._rows[key] = Rows(np.array(scale), self._draw(int(d_k), rules[0]))
                 rows = self._rows[key]
                 found = [_row_metric(rows, name, s.n_keys) for name in metrics]
