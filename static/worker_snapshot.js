@@ -24,13 +24,15 @@ async function download(name) {
 // decompress them already; then the bytes are used as they are. Otherwise they are
 // decompressed chunk by chunk, and their length is what gzip's trailer says (its
 // last four bytes).
+const isGzip = (bytes) => bytes[0] === 0x1f && bytes[1] === 0x8b;
+
 function decompressedSize(bytes) {
-  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes.length;
+  if (!isGzip(bytes)) return bytes.length;
   return new DataView(bytes.buffer, bytes.byteOffset + bytes.byteLength - 4).getUint32(0, true);
 }
 
 async function* decompressedChunks(bytes) {
-  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
+  if (!isGzip(bytes)) {
     yield bytes;
     return;
   }
