@@ -512,6 +512,7 @@ SNAPSHOT_JS = STATIC / "snapshot.js"
 MAKE_SNAPSHOT_JS = STATIC / "make_snapshot.js"
 WORKER_SNAPSHOT_JS = STATIC / "worker_snapshot.js"
 AHEAD_JS = STATIC / "ahead.js"  # the page's side of the changes sent ahead
+NEXT_CHANGE_JS = STATIC / "next_change.js"  # a drag's next change posted with the answer
 # Every file under static/ that the build reads (the site is stale when one changes).
 BUILD_TEMPLATES = (
     WORKER_PRELUDE,
@@ -523,6 +524,7 @@ BUILD_TEMPLATES = (
     MAKE_SNAPSHOT_JS,
     WORKER_SNAPSHOT_JS,
     AHEAD_JS,
+    NEXT_CHANGE_JS,
 )
 
 
@@ -643,13 +645,25 @@ PANEL_POST = (
 PAGE_POST = PANEL_POST.replace(
     "pyodideWorker.postMessage({type: 'patch', patch: patch})", "postChange(patch, event)"
 )
-PANEL_POST_QUEUED = (
-    "            pyodideWorker.queue = []\n"
-    "            pyodideWorker.postMessage({type: 'patch', patch: patch})\n"
-)
-PAGE_POST_QUEUED = PANEL_POST_QUEUED.replace(
-    "pyodideWorker.postMessage({type: 'patch', patch: patch})", "postChange(patch, null)"
-)
+# The worker's answers and its "idle" go through NEXT_CHANGE_JS, which posts the
+# change held back meanwhile with the answer (two in flight at most).
+PANEL_IDLE = """\
+        if (msg.type === 'idle') {
+          if (pyodideWorker.queue.length) {
+            const patch = pyodideWorker.jsdoc.create_json_patch(pyodideWorker.queue)
+            pyodideWorker.busy = true
+            pyodideWorker.queue = []
+            pyodideWorker.postMessage({type: 'patch', patch: patch})
+          } else {
+            pyodideWorker.busy = false
+          }
+"""
+PAGE_IDLE = """\
+        if (msg.type === 'idle') {
+          changeDone()
+"""
+PANEL_ANSWER = "        } else if (msg.type === 'patch') {\n"
+PAGE_ANSWER = PANEL_ANSWER + "          postWithAnswer()\n"
 PANEL_MESSAGE = "        const msg = event.data\n"
 PAGE_MESSAGE = PANEL_MESSAGE + "        if (keepAhead(msg)) return\n"
 
@@ -766,7 +780,9 @@ def add_status(site: Path):
     sends the document's changes one message per Python task (``app.worker``),
     handles the page's messages in the order they come, and says it is idle only
     when Python is done with a change. The page applies the changes the worker
-    sends ahead of a move as it posts the move (``static/ahead.js``).
+    sends ahead of a move as it posts the move (``static/ahead.js``), and posts the
+    change it held back while Python worked as Python's answer comes
+    (``static/next_change.js``).
     """
     worker = site / "main.js"
     body = replace_once(worker.read_text(), PANEL_LINK, BATCHED_LINK, "Panel's worker")
@@ -779,9 +795,11 @@ def add_status(site: Path):
     status = STATUS_HTML.read_text().replace("PRERENDERED_SCENARIO", json.dumps(DEFAULTS))
     html_path = site / "index.html"
     page = replace_once(html_path.read_text(), PANEL_QUEUE, PAGE_QUEUE, "Panel's page")
-    page = replace_once(page, PANEL_PATCHING, PANEL_PATCHING + AHEAD_JS.read_text(), "Panel's page")
+    scripts = AHEAD_JS.read_text() + NEXT_CHANGE_JS.read_text()
+    page = replace_once(page, PANEL_PATCHING, PANEL_PATCHING + scripts, "Panel's page")
     page = replace_once(page, PANEL_POST, PAGE_POST, "Panel's page")
-    page = replace_once(page, PANEL_POST_QUEUED, PAGE_POST_QUEUED, "Panel's page")
+    page = replace_once(page, PANEL_IDLE, PAGE_IDLE, "Panel's page")
+    page = replace_once(page, PANEL_ANSWER, PAGE_ANSWER, "Panel's page")
     page = replace_once(page, PANEL_MESSAGE, PAGE_MESSAGE, "Panel's page")
     html_path.write_text(page.replace("</body>", status + "</body>"))
 

@@ -1518,9 +1518,11 @@ COUNT_WORKER_MESSAGES_JS = """(() => {
   window.__sent = 0;
   window.__done = 0;
   window.__clicks = [];  // per change sent: how many button clicks it carries
+  window.__unanswered = [];  // per change sent: how many sent before it were not yet done
   const post = Worker.prototype.postMessage;
   Worker.prototype.postMessage = function (message, ...rest) {
     if (message?.type === 'patch') {
+      window.__unanswered.push(window.__sent - window.__done);
       window.__sent++;
       window.__clicks.push(message.patch.events.filter(
         (e) => e.msg_data?.name === 'button_click').length);
@@ -1559,6 +1561,42 @@ def test_quick_clicks_while_python_works_merge_into_one_update(offline, site_url
     page.wait_for_function(SETTLED_JS)
     clicks = [n for n in page.evaluate("window.__clicks") if n]
     assert clicks == [1, 1]  # the first click, then the nine merged into one
+    page.close()
+
+
+def test_a_drag_sends_its_next_change_with_pythons_answer(offline, site_url):
+    """A drag of the variance slider, one mouse move per frame: the change held back
+    while Python worked went to the worker only once the page had applied Python's
+    answer and read its "idle", and the worker waited meanwhile. Now it goes as the
+    answer comes (static/next_change.js): one change in flight beside the one being
+    answered, never more, and the page ends on the drag's last value."""
+    page = offline.new_page()
+    page.add_init_script(COUNT_WORKER_MESSAGES_JS)
+    console = Console(page)
+    page.goto(f"{site_url}?section=gradients")
+    wait_until_ready(page)
+    page.wait_for_function(SETTLED_JS)
+    track = slider(page, "variance").locator(".noUi-target").bounding_box()
+    handle = slider_handle(page, "variance").bounding_box()
+    y = handle["y"] + handle["height"] / 2
+    page.mouse.move(handle["x"] + handle["width"] / 2, y)
+    page.mouse.down()
+    page.evaluate("window.__unanswered = []")
+    for frame in range(90):  # 1.5 s at 60 frames a second: right, then back
+        share = frame / 45 if frame <= 45 else (90 - frame) / 45
+        page.mouse.move(track["x"] + 4 + share * (track["width"] - 8), y)
+        page.evaluate("new Promise((resolve) => requestAnimationFrame(resolve))")
+    page.mouse.up()
+    page.wait_for_function(SETTLED_JS)
+    unanswered = page.evaluate("window.__unanswered")
+    assert max(unanswered) == 1, unanswered  # sent with an answer, and never a third
+    assert unanswered.count(1) >= len(unanswered) // 2, unanswered
+    shown = float(slider_handle(page, "variance").get_attribute("aria-valuetext"))
+    query = dict(parse_qsl(page.evaluate("location.search").lstrip("?")))
+    variance = {**DEFAULTS, **read_query(query)[0]}["variance"]
+    assert variance == pytest.approx(shown)  # Python has the drag's last value
+    assert page.evaluate(ALL_SOURCES_FINITE_JS) == []
+    assert console.errors == []
     page.close()
 
 

@@ -1,0 +1,34 @@
+// A drag's next change goes to the worker with Python's answer to the last one.
+// build.py puts this in Panel's page script, after static/ahead.js.
+//
+// Panel's page posts a change, holds back (and merges) what comes meanwhile, and
+// posts that when the worker says it is idle. The worker says so right after its
+// answer, but the page reads it only once it has applied the answer (a task of
+// 20-40 ms), and the worker waits all that while. Here the held-back change goes as
+// the answer arrives, before the page applies it: the worker computes the next
+// update while the page draws the last one. At most two changes are in flight, the
+// second posted only as the first is answered, so a drag never piles up behind
+// Python. `pyodideWorker.busy` still says whether any change is unanswered.
+pyodideWorker.inFlight = 0;  // changes posted, not yet answered "idle"
+
+// The page posts each change through postChange (static/ahead.js), which counts it.
+function postQueued() {
+  const patch = pyodideWorker.jsdoc.create_json_patch(pyodideWorker.queue);
+  pyodideWorker.busy = true;
+  pyodideWorker.queue = [];
+  postChange(patch, null);
+}
+
+// A patch from the worker: Python's answer to the change in flight, or a
+// background task's (the training's) while none is.
+function postWithAnswer() {
+  if (pyodideWorker.inFlight === 1 && pyodideWorker.queue.length) postQueued();
+}
+
+// The worker is done with a change: post what waits unless another is in flight.
+function changeDone() {
+  pyodideWorker.inFlight -= 1;
+  if (pyodideWorker.inFlight > 0) return;
+  if (pyodideWorker.queue.length) postQueued();
+  else pyodideWorker.busy = false;
+}
