@@ -44,6 +44,7 @@ from test_questions import evidence
 
 import build
 from app import theory
+from app.background import TRAINING_SLICE
 from app.precision import EXP_LIMITS, naive_overflow_shares
 from app.questions import QUESTIONS, question
 from app.scenario import (
@@ -452,38 +453,133 @@ def test_a_failure_after_the_render_stays_on_the_status_bar(offline, site_url):
     page.close()
 
 
+# In the worker: when the background gives way and resumes (``asyncio.sleep(0)`` in
+# app.background: a slice of training ends, then the next begins), and when Python
+# starts and ends on each change from the page (its answer is sent before the end),
+# on the clock that the page's performance.timeOrigin + now() reads too. And the
+# longest step of descent the training and the learning-rate sweep take here (ms):
+# the first of each group included, which also draws its weights.
+WATCH_SLICES_PY = """
+import asyncio, time, js
+import app.worker
+from app.background import TRAINING_GROUPS
+from app.page import AttentionLab
+from app.training import learning_rate_steps, training_steps
+import gc
+
+def _now():
+    return js.performance.timeOrigin + js.performance.now()
+
+slices = {"gave_way": [], "resumed": [], "changes": []}
+_sleep, _apply = asyncio.sleep, app.worker.apply_page_patch
+
+async def _watched_sleep(delay, *args, **kwargs):
+    if delay == 0:
+        slices["gave_way"].append(_now())
+    result = await _sleep(delay, *args, **kwargs)
+    if delay == 0:
+        slices["resumed"].append(_now())
+    return result
+
+def _watched_apply(*args, **kwargs):
+    start = _now()
+    try:
+        return _apply(*args, **kwargs)
+    finally:
+        slices["changes"].append([start, _now()])
+
+def _longest_step(steps):
+    longest = 0.0
+    for _ in range(2):
+        start = time.perf_counter()
+        next(steps)
+        longest = max(longest, time.perf_counter() - start)
+    return longest * 1e3
+
+lab = next(o for o in gc.get_objects() if isinstance(o, AttentionLab))
+settings, learning_rate = lab.scenario.training()
+longest_step = max(
+    _longest_step(learning_rate_steps(settings)),
+    *(_longest_step(training_steps(settings, g, learning_rate=learning_rate))
+      for g in TRAINING_GROUPS),
+)
+asyncio.sleep, app.worker.apply_page_patch = _watched_sleep, _watched_apply
+longest_step
+"""
+# The page: when it posts each change to the worker (the clock of WATCH_SLICES_PY).
+WATCH_POSTS_JS = """() => {
+  window.__posted = [];
+  const post = pyodideWorker.postMessage.bind(pyodideWorker);
+  pyodideWorker.postMessage = (message, ...rest) => {
+    if (message?.type === 'patch') window.__posted.push(performance.timeOrigin + performance.now());
+    return post(message, ...rest);
+  };
+}"""
+
+
+def waits_behind_training(page, worker, keys: list[str]) -> tuple[list[int], list[float]]:
+    """Press ``keys`` on d_k (``timed_presses``) and say, for every change the page posted
+    meanwhile, how many slices of the background's work began between its post and
+    Python's answer; and how long (ms) each slice ran that ended meanwhile."""
+    page.wait_for_function("() => !pyodideWorker.busy")
+    page.evaluate("window.__posted.length = 0")
+    worker.evaluate("self.pyodide.runPython('for v in slices.values(): v.clear()')")
+    timed_presses(page, keys)
+    page.wait_for_function("() => !pyodideWorker.busy")
+    posted = page.evaluate("window.__posted")
+    watched = worker.evaluate("self.pyodide.runPython('import json; json.dumps(slices)')")
+    watched = json.loads(watched)
+    assert len(posted) == len(watched["changes"]) >= len(keys), (posted, watched["changes"])
+    waits = [  # the worker handles the page's changes in the order posted
+        sum(post < resumed < answered for resumed in watched["resumed"])
+        for post, (_, answered) in zip(posted, watched["changes"], strict=True)
+    ]
+    gave_way = watched["gave_way"]
+    ran = [
+        next(end for end in gave_way if end > start) - start
+        for start in watched["resumed"]
+        if any(end > start for end in gave_way)
+    ]
+    return waits, ran
+
+
 def test_a_key_press_while_training_runs_takes_effect_at_once(offline, site_url):
     """A link's training starts at ready (its seed is not the snapshot's), then its
-    learning-rate sweep (some 20 s); a key press meanwhile must not wait for them. It
-    waited 4-6 s behind the training before it gave way between steps; and the worker
-    queued a press and its answer behind the background's slices (the benchmark,
-    tests/benchmarks/site.py, timed a move 2.6 rendering floors during the sweep, 1.7
-    after the fix; ``test_patches.py`` has the test of that fix).
+    learning-rate sweep (some 20 s); a key press meanwhile must not wait for them: it
+    waits at most for the slice of training in progress, which gives way after
+    TRAINING_SLICE and a step (within the issue's "rendering floor plus 50 ms"; the
+    benchmark, tests/benchmarks/site.py, times it). Checked as conditions, not clocks:
 
-    Timed in the page, from the key down to the plots and the address bar showing the
-    move, against presses once both are done, in the same page (medians). During the
-    sweep: within 0.1 s of theirs. A press at rest is itself the rendering floor and
-    Python's 40-50 ms; one during the sweep also waits for the slice in progress
-    (TRAINING_SLICE and a step), and presses at rest on this machine range from 30 to
-    120 ms: hence the margin. During the training: within twice theirs plus 0.1 s, as
-    before the sweep's check was added. These are the page's first presses after ready,
-    slower whether or not it trains (the first was the slowest in every run here,
-    120-290 ms, the third 110-120 ms against 65 ms at rest); 1 run in 3 failed the
-    sweep's bound for them."""
+    - Between the page posting each change and Python's answer, at most one slice of
+      the background's work began (the one in progress, or queued, when it came). The
+      press waited 4-6 s behind the training before it gave way between steps, and
+      its answer then waited behind the next slices of the sweep (2.6 rendering
+      floors instead of 1.6; ``test_patches.py`` tests that fix).
+    - The slices that ran meanwhile were short: their median at most TRAINING_SLICE
+      plus twice the longest step measured in the same worker just before (a step
+      beside the page's drawing, on 2 cores, took up to twice as long).
+
+    This replaced a comparison of wall-clock times against presses at rest, which
+    failed 1 run in 3 on a slow machine (the rest's presses themselves 65 to 180 ms)."""
     page = offline.new_page()
+    console = Console(page)
     page.goto(site_url + "?d_k=256&scaling=none&seed=3")
     wait_until_ready(page)
+    (worker,) = page.workers
+    page.evaluate(WATCH_POSTS_JS)
+    longest_step = worker.evaluate(f"self.pyodide.runPython({WATCH_SLICES_PY!r})")
     assert page.evaluate(TRAINING_JS)
-    training = timed_presses(page, ["ArrowLeft", "ArrowRight", "ArrowLeft"])
+    training = waits_behind_training(page, worker, ["ArrowLeft", "ArrowRight", "ArrowLeft"])
     assert page.evaluate(TRAINING_JS)  # every press landed while it trained
     page.wait_for_function(TRAINED_JS, timeout=120_000)
     assert page.evaluate(SWEEPING_JS)
-    sweeping = timed_presses(page, ["ArrowRight", "ArrowLeft"] * 4)
+    sweeping = waits_behind_training(page, worker, ["ArrowRight", "ArrowLeft"] * 4)
     assert page.evaluate(SWEEPING_JS)  # and these while it swept
-    page.wait_for_function(SWEPT_JS, timeout=300_000)
-    rest = timed_presses(page, ["ArrowRight", "ArrowLeft"] * 4)
-    assert statistics.median(training) <= 2 * statistics.median(rest) + 0.1, (training, rest)
-    assert statistics.median(sweeping) <= statistics.median(rest) + 0.1, (sweeping, rest)
+    for waits, ran in (training, sweeping):
+        assert ran and max(waits) <= 1, (waits, ran)
+        bound = TRAINING_SLICE * 1e3 + 2 * longest_step
+        assert statistics.median(ran) <= bound, (ran, longest_step)
+    assert console.errors == []
 
 
 # Every patch from the worker: the kinds of its events, by the model's name if it has one.
