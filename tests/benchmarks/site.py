@@ -11,6 +11,10 @@ browser context with an empty cache; medians):
 - first press answered: LINK opened, d_k's ArrowLeft pressed as soon as the
   status says ready, timed to the address bar and the plots showing the move
   (from the start of navigation, polled every 10 ms).
+- moves while training (the site as built, first run): LINK opened, TRAINING_MOVES
+  d_k moves timed as the keyboard moves below while its learning-rate sweep runs,
+  then as many once it is done; the aim is the first section's rendering floor
+  plus 50 ms (issue 18).
 - scripts run: DOMContentLoaded, when the page's scripts (BokehJS, Panel,
   KaTeX) have run and Bokeh starts to build the prerendered document: no plot
   drawn by Bokeh can come before it.
@@ -204,14 +208,14 @@ def painted_after(page, action_js, changed_js) -> float:
     )
 
 
-def keyboard_moves(page) -> tuple[list, list, list, int]:
-    """MOVES arrow-key presses on d_k: ms to painted, the worker's patches per move, ms
+def keyboard_moves(page, moves: int = MOVES) -> tuple[list, list, list, int]:
+    """``moves`` arrow-key presses on d_k: ms to painted, the worker's patches per move, ms
     to the worker's last patch arriving (the page's and the worker's part of a move: the
     key handled, the change sent, Python's answer back), and how many moves the page
     drew ahead of Python's answer."""
     slider_handle(page, "d_k").focus()
     painted, patches, answered, ahead = [], [], [], 0
-    for i in range(MOVES):
+    for i in range(moves):
         page.evaluate(
             "window.__patches = []; window.__arrivals = []; pyodideWorker.appliedAhead = null"
         )
@@ -352,6 +356,24 @@ def first_press(browser, url) -> dict:
     return result
 
 
+def presses_while_training(browser, url) -> dict:
+    """LINK opened: TRAINING_MOVES d_k moves (``keyboard_moves``) while its learning-rate
+    sweep runs, then as many once it is done, in the same page; and whether the sweep
+    still ran after the first ones."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(FRAMES_JS)
+    page = context.new_page()
+    page.goto(url + LINK)
+    page.wait_for_function(f"() => {RATES_JS} === 'sweeping'", polling=10, timeout=300_000)
+    page.evaluate(RECORD_JS)
+    result = {"moves sweeping": keyboard_moves(page, TRAINING_MOVES)[0]}
+    result["still sweeping"] = page.evaluate(RATES_JS) == "sweeping"
+    page.wait_for_function(f"() => {RATES_JS} === 'swept'", polling=100, timeout=300_000)
+    result["moves swept"] = keyboard_moves(page, TRAINING_MOVES)[0]
+    context.close()
+    return result
+
+
 def load_floor(browser, url) -> dict:
     before = renderers()
     context = browser.new_context()
@@ -366,6 +388,9 @@ def load_floor(browser, url) -> dict:
 ENGINE_RUNS = 3
 LINK = "?d_k=256&scaling=none&seed=3"
 STATUS_JS = "document.getElementById('lab-status')"
+# The learning-rate sweep's state ('sweeping', 'swept'), from the page's hidden marker.
+RATES_JS = "[...Bokeh.documents].at(-1).get_model_by_name('lab-rates')?.text"
+TRAINING_MOVES = 8
 MOVED_JS = (
     "location.search.includes('d_k=128')"
     f" && ({READ_SOURCES_JS})(['spread:marker'])['spread:marker']?.d_k[0] === 128"
@@ -442,6 +467,8 @@ def main(argv=None):
                     served.setdefault(name, list(site_handler.served))
                     if moves:
                         runs[name][-1] |= first_press(browser, url)
+                    if moves and run == 0 and name == "site":
+                        runs[name][-1] |= presses_while_training(browser, url)
             floor_handler.served.clear()
             with http_server(floor_dir, floor_handler) as url:
                 runs["floor"].append(load_floor(browser, url))
@@ -506,6 +533,16 @@ def report(runs, served):
             print(f"  of which until the worker's last patch arrived: median {answered:6.1f}")
             print(f"  drawn ahead of Python's answer: {first[f'ahead {section}']} of {MOVES}")
             print(f"  drag (variance slider): {first[f'drag {section}']:.1f} updates per second")
+    trained = runs["site"][0]
+    sweeping, swept = (statistics.median(trained[f"moves {k}"]) for k in ("sweeping", "swept"))
+    floor_moves = statistics.median(trained[f"floor moves {FIRST_SECTION}"])
+    print(
+        f"\nA link ({LINK}), {TRAINING_MOVES} d_k moves while its learning-rate sweep runs"
+        f" (it still ran after them: {trained['still sweeping']}) and once it is done, key"
+        f" press to last canvas painted (ms, medians):\n  during the sweep {sweeping:6.1f}"
+        f"   done {swept:6.1f}   the sweep's cost {sweeping - swept:+6.1f}"
+        f"   aim: {FIRST_SECTION}'s rendering floor + 50 = {floor_moves + 50:6.1f}"
+    )
     for name in names:
         largest = sorted(set(served[name]), key=lambda f: -f[1])[:5]
         print(f"\nLargest files, {name}: " + ", ".join(f"{n} {s / 1e6:.1f} MB" for n, s in largest))
