@@ -24,7 +24,6 @@ function postChange(patch, event) {
   const found = key === null ? undefined : ahead.get(key);
   const drawn = found !== undefined && found.applied === posted && applyAhead(found);
   posted += 1;
-  pyodideWorker.inFlight += 1;  // static/next_change.js
   const post = () => pyodideWorker.postMessage({type: 'patch', patch, ahead: drawn ? key : null});
   if (!drawn) return post();
   ahead.clear();

@@ -9,9 +9,11 @@
 // update while the page draws the last one. At most two changes are in flight, the
 // second posted only as the first is answered, so a drag never piles up behind
 // Python. `pyodideWorker.busy` still says whether any change is unanswered.
-pyodideWorker.inFlight = 0;  // changes posted, not yet answered "idle"
+let answered = 0;  // changes the worker has answered "idle" to
 
-// The page posts each change through postChange (static/ahead.js), which counts it.
+// Changes posted (static/ahead.js counts them in `posted`), not yet answered.
+const inFlight = () => posted - answered;
+
 function postQueued() {
   const patch = pyodideWorker.jsdoc.create_json_patch(pyodideWorker.queue);
   pyodideWorker.busy = true;
@@ -22,13 +24,13 @@ function postQueued() {
 // A patch from the worker: Python's answer to the change in flight, or a
 // background task's (the training's) while none is.
 function postWithAnswer() {
-  if (pyodideWorker.inFlight === 1 && pyodideWorker.queue.length) postQueued();
+  if (inFlight() === 1 && pyodideWorker.queue.length) postQueued();
 }
 
 // The worker is done with a change: post what waits unless another is in flight.
 function changeDone() {
-  pyodideWorker.inFlight -= 1;
-  if (pyodideWorker.inFlight > 0) return;
+  answered += 1;
+  if (inFlight() > 0) return;
   if (pyodideWorker.queue.length) postQueued();
   else pyodideWorker.busy = false;
 }
