@@ -168,13 +168,13 @@ class Training:
     scenario : app.controls.Scenario
         Its ``training()`` says what to train.
     show : callable
-        ``show()`` shows the runs: called when they change in a way that shows.
-    show_rates : callable
-        ``show_rates()`` shows the learning-rate sweep, or how far it has got.
+        ``show(*parts)`` shows what changed, in one go: ``"training"``, the runs
+        (called when they change in a way that shows); ``"rates"``, the
+        learning-rate sweep or how far it has got.
     """
 
-    def __init__(self, scenario, show: Callable[[], None], show_rates: Callable[[], None]):
-        self.scenario, self._show, self._show_rates = scenario, show, show_rates
+    def __init__(self, scenario, show: Callable[..., None]):
+        self.scenario, self._show = scenario, show
         self.runs: dict = {}  # {d_k: {rule: TrainingRun}}
         self._for = None  # the scenario's training() they are for
         self.rates = None  # its LearningRateSweep, once done
@@ -194,8 +194,9 @@ class Training:
         if making_snapshot():  # the default scenario's, shown at once
             self._rates_for = self._for[0]
             self.rates, self.rates_done = rates_swept(self._for[0]), SWEEP_RUNS
-            self._show_rates()
-        self._show()
+            self._show("training", "rates")
+        else:
+            self._show("training")
 
     def later(self):
         """Train for the current scenario unless that is done or under way, then sweep its
@@ -209,11 +210,10 @@ class Training:
         sweep = settings != self._rates_for
         if sweep:
             self._rates_for, self.rates, self.rates_done = settings, None, 0
-            self._show_rates()
         if train or sweep:
             training, rates = (wanted if train else None), (settings if sweep else None)
             _schedule(partial(self._catch_up, training, rates))
-        self._show()
+        self._show("training", *(["rates"] if sweep else []))  # the words once (a drag)
 
     async def _catch_up(self, training, rates):
         """Train for ``training`` (settings, learning rate), then sweep the learning rates
@@ -237,12 +237,12 @@ class Training:
     def _rates_progress(self, runs: int):
         self.rates_done = runs
         with hold():
-            self._show_rates()
+            self._show("rates")
 
     def _rates_add(self, rates):
         self.rates, self.rates_done = rates, SWEEP_RUNS
         with hold():
-            self._show_rates()
+            self._show("rates")
 
     def _add(self, runs: dict, group: list[int]):
         """A group of d_k trained (``train_in_groups``): show the current d_k's runs,
@@ -250,4 +250,4 @@ class Training:
         self.runs |= runs
         if self.scenario.d_k in group or self.complete:
             with hold():
-                self._show()
+                self._show("training")

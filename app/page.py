@@ -71,7 +71,7 @@ class AttentionLab(pn.viewable.Viewer):
         self.sections = {}
         self._stale = {name: set(kind.READS) for name, kind in SECTION_FIGURES.items()}
         self._models = model_heads_source()  # shared by every figure against d_k
-        self.training = Training(self.scenario, self._show_training, self._show_rates)
+        self.training = Training(self.scenario, self._show_training)
         self._scrolls = 0  # how often an answer's view was brought into sight
         self._build_widgets()
         self._build_layout()
@@ -83,7 +83,7 @@ class AttentionLab(pn.viewable.Viewer):
         if in_browser() and not making_snapshot():
             # Python started from scratch in a browser (no snapshot): the page goes live
             # first, and trains in the background then (see _go_live).
-            self._show_training()
+            self._show_training("training")
         else:
             self.training.now()
         self._show_views()
@@ -250,18 +250,14 @@ class AttentionLab(pn.viewable.Viewer):
 
     # --- training ------------------------------------------------------------------------
 
-    def _show_training(self):
-        """The runs at the current d_k (once computed) and the sweep (once complete)."""
+    def _show_training(self, *parts: str):
+        """What of the training changed (``app.background.Training``), then the words
+        once: ``"training"``, the runs at the current d_k (once computed) and the sweep
+        (once complete); ``"rates"``, the learning-rate sweep (once done) or how far
+        it has got."""
         self._new_results()  # the runs (or the learning rate) changed
-        self._refresh("training")
+        self._refresh(*parts)
         self.training_state.text = "trained" if self.training.complete else "training"
-        self._show_words()
-        self._show_answer()
-
-    def _show_rates(self):
-        """The learning-rate sweep (once done), or how far it has got."""
-        self._new_results()
-        self._refresh("rates")
         self.rates_state.text = "swept" if self.training.rates is not None else "sweeping"
         self._show_words()
         self._show_answer()
