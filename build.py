@@ -668,21 +668,30 @@ PANEL_MESSAGE = "        const msg = event.data\n"
 PAGE_MESSAGE = PANEL_MESSAGE + "        if (keepAhead(msg)) return\n"
 
 
-# The worker waits for the page's word before it starts Python.
+# The worker waits for the page's word before it starts Python; the word carries the
+# page's location (static/status.html).
 START_GATE = (
     "self.addEventListener('message', function startWhenAsked(event) {\n"
     "  if (event.data?.type !== 'start') return;\n"
     "  self.removeEventListener('message', startWhenAsked);\n"
+    "  const pageLocation = event.data.location ?? null;\n"
 )
 
 
 # The worker boots from the snapshot when it can (see static/worker_snapshot.js).
+# Then, while the page draws the document it sent, Python applies the page's
+# location to it (a link's scenario): the changes wait in the held document and go
+# to the page as one patch once it has rendered, and the page's own location
+# message, the same, changes nothing. Before, the worker computed a link's
+# scenario only after the page had drawn the default one.
 PANEL_BOOT = "  self.pyodide = await loadPyodide();\n"
 SNAPSHOT_BOOT = """\
   self.pyodide = await restoreSnapshot();
   if (self.pyodide) {
     self.pyodide.globals.set("sendPatch", sendPatch);
-    return postSnapshotDocument(self.pyodide);
+    postSnapshotDocument(self.pyodide);
+    if (pageLocation) self.onmessage({data: {type: 'location', location: pageLocation}});
+    return;
   }
   self.pyodide = await loadPyodide();
 """

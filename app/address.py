@@ -4,7 +4,8 @@
 checks each value) and writes the scenario back as the query, so the address
 bar always holds a link to what is on screen. Under ``panel serve`` the query
 is known when the session starts; in the browser build the worker learns it
-after the page has rendered.
+with the word that starts it (restored from its snapshot) or once the page has
+rendered (started from scratch).
 """
 
 import html

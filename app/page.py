@@ -96,8 +96,10 @@ class AttentionLab(pn.viewable.Viewer):
         if prerendering():
             return  # the prerendered page stays "loading": its controls cannot act
         if in_browser() and location is not None:
-            # The worker learns the page's URL after it has rendered: the location
-            # message sets href (and search, if any), then the link's scenario applies.
+            # The worker learns the page's URL from its location message, which sets
+            # href (and search, if any); then the link's scenario applies. Restored from
+            # the snapshot, it learns it as it sends the document, and applies the
+            # link's scenario while the page draws the document (build.py, SNAPSHOT_BOOT).
             location.param.watch(lambda *_: self._go_live(), ["href", "search"])
             return
         if location is not None:
@@ -146,9 +148,8 @@ class AttentionLab(pn.viewable.Viewer):
         for widget in self._until_live:
             widget.disabled = False
         self.state.text = "live"
-        link = DocumentLink.of(self.state.document)
-        if link is not None:  # the browser build: its next d_k moves drawn ahead
-            LookAhead(self, link)
+        if in_browser():  # its next d_k moves drawn ahead, once the page has the document
+            DocumentLink.when_linked(self.state.document, lambda link: LookAhead(self, link))
 
     def _on_change(self, *events):
         changed = {e.name for e in events}

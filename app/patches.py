@@ -99,6 +99,9 @@ def _plain(value) -> bool:
 
 
 _LINKS: "weakref.WeakKeyDictionary[Document, DocumentLink]" = weakref.WeakKeyDictionary()
+# Callbacks waiting for a document's link (``DocumentLink.when_linked``). A callback
+# that holds its document keeps it alive: wait only for a document that will be linked.
+_WAITING: "weakref.WeakKeyDictionary[Document, list]" = weakref.WeakKeyDictionary()
 
 
 class DocumentLink:
@@ -144,12 +147,23 @@ class DocumentLink:
         self.applied = 0
         doc.on_change(self._collect)
         _LINKS[doc] = self
+        for callback in _WAITING.pop(doc, []):
+            callback(self)
 
     @staticmethod
     def of(doc: Document) -> "DocumentLink | None":
         """``doc``'s link to the page (in the browser build, once the page has rendered);
         None for any other document, or none (a page not yet in one)."""
         return None if doc is None else _LINKS.get(doc)
+
+    @staticmethod
+    def when_linked(doc: Document, callback: Callable[["DocumentLink"], None]) -> None:
+        """Call ``callback(link)`` once ``doc`` is linked to the page: now, if it is."""
+        link = DocumentLink.of(doc)
+        if link is None:
+            _WAITING.setdefault(doc, []).append(callback)
+        else:
+            callback(link)
 
     def on_applied(self, callback: Callable[[], bool]) -> None:
         """Call ``callback()`` after each patch from the page, once its answer is sent; it

@@ -326,3 +326,16 @@ def test_only_a_linked_document_has_a_link():
     assert DocumentLink.of(page.doc) is page.link
     assert DocumentLink.of(Document()) is None
     assert DocumentLink.of(None) is None  # a page in no document (a notebook, a test)
+
+
+def test_a_callback_waiting_for_the_link_runs_once_the_document_is_linked():
+    """``when_linked``: the page (``app.page``) may go live before the page has the
+    document (a link applied while it draws it): its look-ahead starts with the link."""
+    doc, _, _ = document()
+    linked = []
+    DocumentLink.when_linked(doc, linked.append)
+    assert linked == []
+    link = DocumentLink(doc, lambda events: None, setter="js")
+    assert linked == [link]
+    DocumentLink.when_linked(doc, linked.append)  # linked already: at once
+    assert linked == [link, link]

@@ -1133,6 +1133,37 @@ def test_a_link_says_what_is_on_screen_until_its_scenario_is_live(offline, site_
     assert console.errors == []
 
 
+# Drops the page's own location message to the worker (Panel's, posted once the page has
+# drawn the document), and counts it.
+DROP_LOCATION_JS = """
+window.__droppedLocations = 0;
+const post = Worker.prototype.postMessage;
+Worker.prototype.postMessage = function (message, ...rest) {
+  if (message?.type === 'location') { window.__droppedLocations += 1; return; }
+  return post.call(this, message, ...rest);
+};
+"""
+
+
+def test_a_link_is_computed_while_the_page_draws_the_document(offline, site_url):
+    """Restored from its snapshot, the worker has the page's location from the word that
+    starts it, and applies the link's scenario while the page draws the document: the
+    page's own location message, dropped here, is not needed, and the moves after it are
+    drawn ahead and answered."""
+    page = offline.new_page()
+    page.add_init_script(DROP_LOCATION_JS)
+    console = Console(page)
+    page.goto(site_url + "?d_k=256&scaling=none&section=saturation")
+    wait_until_ready(page)
+    assert page.evaluate("window.__droppedLocations") == 1
+    assert_shows_weights_of(page, Settings(d_k=256, scaling="none", seed=0, **DEFAULT))
+    page.wait_for_function(AHEAD_READY_JS, timeout=30_000)  # the look-ahead runs
+    slider_handle(page, "d_k").press("ArrowLeft")
+    page.wait_for_url("**d_k=128**", timeout=30_000)
+    assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
+    assert console.errors == []
+
+
 def test_a_bad_link_shows_its_notice_on_the_site(offline, site_url):
     page = offline.new_page()
     console = Console(page)
