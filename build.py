@@ -580,7 +580,11 @@ PAGE_RENDERED = PANEL_RENDERED.replace("runPythonAsync", "runPython")
 PANEL_LOCATION = (
     "    self.pyodide.globals.set('location', msg.location)\n    self.pyodide.runPythonAsync(`"
 )
-PAGE_LOCATION = PANEL_LOCATION.replace("runPythonAsync", "runPython")
+# A location the worker applied as Python started (SNAPSHOT_BOOT) is not applied again
+# when the page sends it once it has rendered.
+PAGE_LOCATION = "    if (msg.location === appliedLocation) return;\n" + PANEL_LOCATION.replace(
+    "runPythonAsync", "runPython"
+)
 # The page's changes, applied through app.worker's link: after Python's pending
 # changes are sent (else the models they add are counted as synced unsent), and
 # without those to models that left the document (a closed section's figures),
@@ -675,6 +679,7 @@ START_GATE = (
     "  if (event.data?.type !== 'start') return;\n"
     "  self.removeEventListener('message', startWhenAsked);\n"
     "  const pageLocation = event.data.location ?? null;\n"
+    "  let appliedLocation = null;  // the location applied before the page asked\n"
 )
 
 
@@ -682,15 +687,18 @@ START_GATE = (
 # Then, while the page draws the document it sent, Python applies the page's
 # location to it (a link's scenario): the changes wait in the held document and go
 # to the page as one patch once it has rendered, and the page's own location
-# message, the same, changes nothing. Before, the worker computed a link's
-# scenario only after the page had drawn the default one.
+# message, the same, is not applied again (PAGE_LOCATION). Before, the worker
+# computed a link's scenario only after the page had drawn the default one.
 PANEL_BOOT = "  self.pyodide = await loadPyodide();\n"
 SNAPSHOT_BOOT = """\
   self.pyodide = await restoreSnapshot();
   if (self.pyodide) {
     self.pyodide.globals.set("sendPatch", sendPatch);
     postSnapshotDocument(self.pyodide);
-    if (pageLocation) self.onmessage({data: {type: 'location', location: pageLocation}});
+    if (pageLocation) {
+      self.onmessage({data: {type: 'location', location: pageLocation}});
+      appliedLocation = pageLocation;
+    }
     return;
   }
   self.pyodide = await loadPyodide();

@@ -329,7 +329,7 @@ def test_only_a_linked_document_has_a_link():
 
 
 def test_a_callback_waiting_for_the_link_runs_once_the_document_is_linked():
-    """``when_linked``: the page (``app.page``) may go live before the page has the
+    """``when_linked``: the lab (``app.page``) may go live before the browser has the
     document (a link applied while it draws it): its look-ahead starts with the link."""
     doc, _, _ = document()
     linked = []
