@@ -201,7 +201,8 @@ class Training:
     def later(self):
         """Train for the current scenario unless that is done or under way, then sweep its
         learning rates; until then the training views say so. Runs in the background,
-        a group of d_k at a time."""
+        a group of d_k at a time. Both kinds of view are shown anew either way: they
+        draw the current rule and d_k (the curves against η are the rule's)."""
         wanted = self.scenario.training()
         train = wanted != self._for
         if train:
@@ -213,7 +214,7 @@ class Training:
         if train or sweep:
             training, rates = (wanted if train else None), (settings if sweep else None)
             _schedule(partial(self._catch_up, training, rates))
-        self._show("training", *(["rates"] if sweep else []))  # the words once (a drag)
+        self._show("training", "rates")  # in one go: the words once (a drag)
 
     async def _catch_up(self, training, rates):
         """Train for ``training`` (settings, learning rate), then sweep the learning rates

@@ -11,6 +11,9 @@ import pytest
 from app.page import AttentionLab
 from app.scenario import SECTIONS, VIEWS
 from app.sections import SECTION_FIGURES, VIEW_TITLES
+from app.sections.figures import LOG_FLOOR
+from app.style import RULE_COLORS
+from app.training import SWEEP_D_KS
 
 # Panel 1.9 warns of what Panel 2 renames (a widget's ``name``, a button's type); the
 # page runs under the pinned Panel 1.9: not these tests' subject.
@@ -72,3 +75,22 @@ def test_a_section_built_late_hides_the_rules_hidden_before():
     renderers = lab.sections["learning"].rule_renderers
     assert all(r.visible for r in renderers["sqrt"])
     assert not any(r.visible for r in renderers["none"])
+
+
+def test_the_learning_rate_views_follow_the_rule_and_d_k_on_screen():
+    """The loss-against-η curves are the current rule's, and the best-η views mark the
+    current setting: a rule or d_k move must redraw them, not only a new sweep (they
+    kept the unscaled curves after a click on ÷ √d_k, issue 40)."""
+    lab = AttentionLab()
+    lab.scenario.section = "learning"
+    rates, sources = lab.training.rates, lab.sections["learning"].sources
+    assert rates is not None  # swept once the page went live (here: at once)
+    lab.scenario.scaling = "linear"
+    for i, d_k in enumerate(SWEEP_D_KS):
+        shown = sources[f"lr_sweep:{d_k}"].data["y"]
+        assert np.array_equal(shown, np.maximum(rates.loss["linear"][i], LOG_FLOOR))
+    assert sources["lr_sweep:best"].data["color"] == [RULE_COLORS["linear"]] * len(SWEEP_D_KS)
+    lab.scenario.d_k = 256
+    for key in ("best_loss", "best_lr"):
+        assert sources[f"{key}:marker"].data["d_k"] == [256]
+        assert sources[f"{key}:marker"].data["color"] == [RULE_COLORS["linear"]]
