@@ -639,7 +639,8 @@ PAGE_QUEUE = (
 
 # The page posts its changes through AHEAD_JS, which applies what the worker sent
 # ahead for a change (app/look_ahead.py) as it posts the change, and keeps the
-# worker's 'ahead' messages.
+# worker's 'ahead' messages; a change posted with none unanswered says the page now
+# waits for Python (NEXT_CHANGE_JS, waitForAnswer).
 PANEL_PATCHING = "      let patching = 0\n"
 PANEL_POST = (
     "        const patch = jsdoc.create_json_patch([event])\n"
@@ -647,7 +648,8 @@ PANEL_POST = (
     "        pyodideWorker.postMessage({type: 'patch', patch: patch})\n"
 )
 PAGE_POST = PANEL_POST.replace(
-    "pyodideWorker.postMessage({type: 'patch', patch: patch})", "postChange(patch, event)"
+    "pyodideWorker.postMessage({type: 'patch', patch: patch})",
+    "waitForAnswer()\n        postChange(patch, event)",
 )
 # The worker's answers and its "idle" go through NEXT_CHANGE_JS, which posts the
 # change held back meanwhile with the answer (two in flight at most).

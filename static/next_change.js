@@ -9,6 +9,11 @@
 // update while the page draws the last one. At most two changes are in flight, the
 // second posted only as the first is answered, so a drag never piles up behind
 // Python. `pyodideWorker.busy` still says whether any change is unanswered.
+//
+// The page says so on `document`: 'lab:waiting' when a change goes to Python with
+// none unanswered, 'lab:answered' once every change is answered and its answer
+// applied (its plots, words and address all on the page). The status bar shows a
+// wait that lasts (static/status.html); the tests and the benchmark watch both.
 let answered = 0;  // changes the worker has answered "idle" to
 
 // Changes posted (static/ahead.js counts them in `posted`), not yet answered.
@@ -27,10 +32,19 @@ function postWithAnswer() {
   if (inFlight() === 1 && pyodideWorker.queue.length) postQueued();
 }
 
+// A change goes to Python with none unanswered (Panel's send_change, PAGE_POST).
+function waitForAnswer() {
+  document.dispatchEvent(new CustomEvent('lab:waiting'));
+}
+
 // The worker is done with a change: post what waits unless another is in flight.
 function changeDone() {
   answered += 1;
   if (inFlight() > 0) return;
-  if (pyodideWorker.queue.length) postQueued();
-  else pyodideWorker.busy = false;
+  if (pyodideWorker.queue.length) {
+    postQueued();
+  } else {
+    pyodideWorker.busy = false;
+    document.dispatchEvent(new CustomEvent('lab:answered'));
+  }
 }
