@@ -40,7 +40,7 @@ from app.questions import question
 from app.results import Results
 from app.scenario import DEFAULTS, FIELDS, SECTIONS, SEED_RANGE, section_of
 from app.sections import SECTION_FIGURES, VIEW_TITLES
-from app.sections.figures import model_heads_source
+from app.sections.figures import drop_unused_glyphs, model_heads_source
 from app.sections.stability import Stability
 from app.share_box import ShareBox
 from app.simulation import SCALING_RULES, Settings, median_row, simulate
@@ -90,6 +90,7 @@ class AttentionLab(pn.viewable.Viewer):
         if making_snapshot():  # built in the snapshot, not when first opened
             for name in SECTIONS:
                 self._section(name)
+            self.stage.build_cards()  # a section's first visit then only lays them out
             self.curves.complete()  # every section opens at once
             forget_draws()  # random numbers: 3.5 MB more to download, and quick to draw again
         location = pn.state.location
@@ -206,6 +207,7 @@ class AttentionLab(pn.viewable.Viewer):
         if name not in self.sections:
             kind = SECTION_FIGURES[name]
             built = kind(self.precision) if kind is Stability else kind(self._models)
+            drop_unused_glyphs(built.figures.values())
             built.show_rules(self.shown_rules.value)
             built.show_lecture(self.scenario.lecture)
             self.sections[name] = built

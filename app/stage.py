@@ -201,6 +201,12 @@ class Stage:
         self.next_view.disabled = self.lecture_view == len(views) - 1
         self.full_lab_link.visible = embed
 
+    def build_cards(self):
+        """Build every view's card now (for the memory snapshot: a section's first visit
+        then lays out its cards, and costs about what a later visit does)."""
+        for key in VIEWS:
+            self._card(key)
+
     def link_full_lab(self, query: str):
         """The embed layout's link to the full page at ``query``."""
         self.full_lab_link.object = text(
