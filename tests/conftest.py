@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+import build
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -20,7 +22,10 @@ def output_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def site(output_dir) -> Path:
-    """Build the self-contained site once per session, with the real build script."""
+    """The self-contained site, built with the real build script unless it is up to date
+    with every file it is built from (``build.is_stale``; a fresh clone has none)."""
+    if not build.is_stale(build.SITE):
+        return build.SITE
     with open(output_dir / "build.log", "w") as log:
         subprocess.run(
             [sys.executable, "build.py"],

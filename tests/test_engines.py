@@ -14,11 +14,16 @@ overlay); the same harness counts 0 on this one, so it is not allowed either.
 
 import base64
 import json
+import random
+import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
+from answers import Expected, disagreements, read_page
 from browser import READ_SOURCES_JS, http_server
 from engines import D_K_HANDLE_JS, DEEP_JS, ENGINES, PHONE, PHONES, open_engine
+from observer import ObservedSite
 from test_site import (
     DEFAULT,
     EXPORTED,
@@ -35,8 +40,9 @@ from test_site import (
 import build
 from app.captions import section_label, section_title
 from app.questions import question
-from app.scenario import SECTIONS
+from app.scenario import D_K_OPTIONS, DEFAULTS, SECTIONS
 from app.simulation import SCALING_RULES, Settings, simulate
+from app.style import RULE_NAMES
 from app.training import SWEEP_D_KS, SWEEP_LEARNING_RATES
 
 BOOT_TIMEOUT = 240  # s; every engine boots in 10 to 35 s here
@@ -427,3 +433,46 @@ def test_a_phone_lays_the_page_out_at_its_width_and_takes_taps(name, site_url, o
         assert engine.evaluate("document.documentElement.scrollWidth") <= width
         engine.screenshot(output_dir / f"engine-{name}-phone.png")
         assert engine.errors() == []
+
+
+# The learner's actions in every engine: a rule button and a section button pressed
+# from the keyboard (Enter), and a key on the d_k slider, at random moments.
+ENGINE_LINK = "?d_k=512&variance=1&scaling=none&seed=0&section=spread"
+ENGINE_ACTIONS = 12
+
+
+def test_every_answer_lands_with_nobody_polling(engine, site):
+    """As test_answers.py, in this engine: after each action the test waits, asking the
+    page nothing, for the page's own word that Python's answer is applied
+    (observer.ObservedSite), then the address, the controls and every plotted source
+    agree with what was set and with CPython's figures for it."""
+    rng = random.Random(["chromium", "firefox", "webkit"].index(engine.name))
+    state = replace(Expected(), scenario={**DEFAULTS, "d_k": 512, "scaling": "none"})
+    with ObservedSite(site) as observed:
+        engine.goto(observed.url + ENGINE_LINK)
+        wait_until_ready(engine)
+        engine.wait_for(f"{D_K_HANDLE_JS} !== undefined", timeout=30)
+        for number in range(ENGINE_ACTIONS):
+            time.sleep(rng.uniform(0.0, 1.5))  # nothing asked of the page meanwhile
+            kind = rng.choice(["rule", "d_k", "section"])
+            if kind == "rule":
+                chosen = rng.choice([r for r in SCALING_RULES if r != state.scenario["scaling"]])
+                element, key = button_js(RULE_NAMES[chosen]), "Enter"
+                expected = state.with_scenario(scaling=chosen)
+            elif kind == "d_k":
+                at = D_K_OPTIONS.index(state.scenario["d_k"])
+                up = at == 0 or (at < len(D_K_OPTIONS) - 1 and rng.random() < 0.5)
+                key, element = ("ArrowRight" if up else "ArrowLeft"), D_K_HANDLE_JS
+                expected = state.with_scenario(d_k=D_K_OPTIONS[at + (1 if up else -1)])
+            else:
+                others = [n for n in ("spread", "saturation", "gradients") if n != state.section]
+                chosen = rng.choice(others)
+                element, key = button_js(section_label(chosen)), "Enter"
+                expected = replace(state, section=chosen)
+            observed.start(engine)
+            engine.press(element, key)
+            observed.answer("keydown")
+            reading = read_page(engine, expected)
+            assert disagreements(reading, expected) == [], (number, kind, key)
+            state = expected
+    assert engine.errors() == []

@@ -1,0 +1,414 @@
+"""What the page should show after a learner's action, and the check that it does.
+
+``Expected`` is what a learner has set: the scenario, the section, the curves
+shown, the open question, lecture mode and the query row. An action (in the
+tests) says how it changes that; ``read_page`` reads, in one evaluate, what the
+live page shows (its address, its controls, its views and their data); and
+``disagreements`` lists every way the reading differs from ``Expected`` and
+from what CPython computes for that scenario with the app's own sections
+(``expected_sources``): the page's plots, words and address must all follow.
+Engine-independent: ``read_page`` takes a Playwright page or an ``engines.Engine``.
+"""
+
+import html
+import json
+from dataclasses import dataclass, field, replace
+from urllib.parse import parse_qsl
+
+import numpy as np
+from browser import READ_SOURCES_JS
+
+from app.background import SWEEP_RUNS, rates_swept, swept, trained
+from app.captions import summary
+from app.controls import _SLIDER_SCALES, Scenario
+from app.questions import question
+from app.results import Results
+from app.scenario import (
+    DEFAULTS,
+    FIELDS,
+    SECTIONS,
+    VIEWS,
+    read_query,
+    section_of,
+    write_query,
+)
+from app.sections import SECTION_FIGURES, VIEW_TITLES
+from app.sections.figures import model_heads_source
+from app.sections.learning import rates_title, training_title
+from app.sections.stability import precision_html
+from app.simulation import SCALING_RULES, median_row, simulate
+from app.style import RULE_NAMES, rule_key_label
+
+# The sliders by the title the page gives them (app.controls), and the keys of
+# their scenario values.
+SLIDER_TITLES = {
+    "d_k (key dimension)": "d_k",
+    "α of the ÷ d_k^α rule (1/2: √d_k)": "alpha",
+    "variance v of q and k components": "variance",
+    "n (number of keys)": "n_keys",
+    "temperature T": "temperature",
+    "learning rate η of the training run": "learning_rate",
+}
+DATA_RTOL = 1e-9  # numpy in the worker and here may round a last bit differently
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the learner has set, as the page should show it."""
+
+    scenario: dict = field(default_factory=lambda: dict(DEFAULTS))
+    section: str = "spread"
+    shown: frozenset = frozenset(SCALING_RULES)  # the curves shown ("Curves shown")
+    question: str | None = None
+    step: int = 0
+    revealed: bool = False
+    lecture: bool = False
+    lecture_view: int = 0  # an index into VIEWS, in lecture mode
+    row: int = -1  # the query row up close (-1: the median row)
+    unknown: frozenset = frozenset()  # scenario values the action chose (a drag, New draw)
+
+    def query(self) -> dict:
+        values = {
+            **self.scenario,
+            "section": self.section,
+            "lecture": self.lecture,
+            "question": self.question,
+            "step": self.step,
+        }
+        return write_query(values)
+
+    def views(self) -> list[str]:
+        """The views on screen."""
+        if self.lecture:
+            return [VIEWS[self.lecture_view]] if SECTIONS[self.section] else []
+        return list(SECTIONS[self.section])
+
+    def sections(self) -> list[str]:
+        names = {section_of(v) for v in self.views()}
+        if not self.lecture and self.section == "stability":
+            names.add("stability")
+        return [name for name in SECTIONS if name in names]
+
+    def with_scenario(self, **values) -> "Expected":
+        return replace(self, scenario={**self.scenario, **values})
+
+    def open_step(self, slug: str | None, step: int, new: bool) -> "Expected":
+        """The question ``slug`` at ``step`` opened (``new``: picked, so not revealed)."""
+        if slug is None:
+            return replace(self, question=None, step=0, revealed=False)
+        view = question(slug).steps[step].view
+        lecture_view = VIEWS.index(view) if self.lecture and view in VIEWS else self.lecture_view
+        return replace(
+            self,
+            question=slug,
+            step=step,
+            revealed=self.revealed and not new,
+            scenario=DEFAULTS | question(slug).steps[step].scenario,
+            section=section_of(view),
+            lecture_view=lecture_view,
+        )
+
+
+# Everything read_page needs from the live document, in one evaluate: the address,
+# the controls, the views on screen, each figure's renderers' visibility, the
+# page's text panes and markers, and the sources named.
+READ_PAGE_JS = f"""(names) => {{
+  const doc = [...Bokeh.documents].at(-1);
+  const models = [...doc.all_models];
+  const onScreen = (m) => {{
+    const el = Bokeh.index.find_one(m)?.el;
+    return el?.isConnected === true && el.getClientRects().length > 0;
+  }};
+  const of = (type) => models.filter((m) => m.constructor.__name__ === type);
+  const where = (m) => Bokeh.index.find_one(m).el.getBoundingClientRect();
+  const shown = of('Column').filter((m) => m.name?.startsWith('view:') && m.visible
+    && onScreen(m)).sort((a, b) => where(a).top - where(b).top || where(a).left - where(b).left)
+    .map((m) => m.name.slice(5));
+  const figures = {{}};
+  for (const m of of('Figure')) {{
+    if (shown.includes(m.name) && onScreen(m)) {{
+      figures[m.name] = {{title: m.title.text, visible: m.renderers.map((r) => r.visible)}};
+    }}
+  }}
+  const pane = (cls) => {{
+    const m = of('HTML').find((m) => m.css_classes.includes(cls));
+    return m ? {{text: m.text, visible: m.visible && onScreen(m)}} : null;
+  }};
+  const button = (label) => of('Button').find((m) => m.label === label && onScreen(m));
+  return {{
+    search: location.search,
+    sliders: of('Slider').filter(onScreen).map((m) => [m.title, m.value]),
+    radios: of('RadioButtonGroup').filter(onScreen).map((m) => [m.labels, m.active]),
+    checks: of('CheckboxButtonGroup').filter(onScreen).map((m) => [m.labels, m.active]),
+    selects: of('Select').filter(onScreen).map((m) => [m.title, m.value]),
+    spinners: of('Spinner').filter(onScreen).map((m) => [m.title, m.value]),
+    shown,
+    figures,
+    summary: pane('lab-summary'),
+    precision: pane('lab-precision'),
+    question: pane('lab-question'),
+    answer: pane('lab-answer'),
+    reveal: button('Reveal the answer') !== undefined,
+    training: doc.get_model_by_name('lab-training')?.text,
+    rates: doc.get_model_by_name('lab-rates')?.text,
+    sources: ({READ_SOURCES_JS})(names),
+  }};
+}}"""
+
+
+def read_page(page, expected: Expected) -> dict:
+    """What the live page shows, read in one evaluate (after its answer: never while
+    waiting for it)."""
+    names = [name for view in expected.views() for name in source_names(view)]
+    script = f"({READ_PAGE_JS})({json.dumps(names)})"
+    return page.evaluate(script)
+
+
+def source_names(view: str) -> list[str]:
+    """The sources of ``view``'s figure: named ``<view>:...`` (``app.sections.figures``)."""
+    return [name for name in _built(section_of(view)).sources if name.split(":")[0] == view]
+
+
+_BUILT = {}
+
+
+def _built(section: str):
+    """One CPython copy of each section's figures, reused (``expected_sources``)."""
+    if section not in _BUILT:
+        _BUILT[section] = SECTION_FIGURES[section](model_heads_source())
+    return _BUILT[section]
+
+
+def results_of(expected: Expected, runs_done: bool, rates_done: bool, nudge: float = 0.0):
+    """The page's ``Results`` for ``expected``, computed here: the training runs and the
+    learning-rate sweep as the page has them (done, or not yet), trained from a start
+    nudged by ``nudge`` (see NUDGE)."""
+    s = Scenario(**{name: expected.scenario[name] for name in FIELDS})
+    settings = s.settings()
+    snap = simulate(settings)
+    training, learning_rate = s.training()
+    training = replace(training, variance=training.variance * (1 + nudge))
+    return Results(
+        settings,
+        learning_rate,
+        snap,
+        swept(settings),
+        trained(training, learning_rate) if runs_done else {},
+        median_row(snap) if expected.row < 0 else expected.row,
+        rates_swept(training) if rates_done else None,
+        SWEEP_RUNS if rates_done else 0,
+    )
+
+
+def expected_sources(section: str, results: Results, shown: frozenset, views) -> tuple:
+    """CPython's sources of ``section``'s figures among ``views`` (the views on screen: a
+    figure off screen is out of the page's document, and keeps what it last showed)
+    for ``results``, by name, and those figures' renderers' visibility with the curves
+    ``shown``."""
+    built = _built(section)
+    built.show(results, built.READS)
+    built.show_rules(list(shown))
+    data = {
+        name: dict(source.data)
+        for name, source in built.sources.items()
+        if name.split(":")[0] in views
+    }
+    figures = {key: fig for key, fig in built.figures.items() if key in views}
+    visible = {key: [r.visible for r in fig.renderers] for key, fig in figures.items()}
+    return data, visible
+
+
+def slider_values(reading: dict) -> dict:
+    """The scenario values the sliders on the page show."""
+    values = {}
+    for title, value in reading["sliders"]:
+        name = SLIDER_TITLES.get(title.strip())
+        if name is not None:
+            to_value = _SLIDER_SCALES.get(name, (lambda v: v, None))[0]
+            values[name] = to_value(value)
+    return values
+
+
+def resolve(expected: Expected, reading: dict) -> Expected:
+    """``expected`` with the values its action chose (``unknown``: a drag's, New draw's) as
+    the address shows them; ``disagreements`` then checks the controls and plots agree."""
+    if not expected.unknown:
+        return expected
+    values, _ = read_query(dict(parse_qsl(reading["search"].lstrip("?"))))
+    chosen = {name: values.get(name, DEFAULTS[name]) for name in expected.unknown}
+    return replace(expected.with_scenario(**chosen), unknown=frozenset())
+
+
+def disagreements(reading: dict, expected: Expected) -> list[str]:
+    """Every way ``reading`` (``read_page``) differs from ``expected`` and from CPython's
+    figures for it; empty when the page follows."""
+    problems = []
+    query = dict(parse_qsl(reading["search"].lstrip("?")))
+    if query != expected.query():
+        problems.append(f"address {query} != {expected.query()}")
+    scenario = expected.scenario
+    sliders = slider_values(reading)
+    for name, value in sliders.items():
+        if not np.isclose(value, scenario[name], rtol=1e-9):
+            problems.append(f"slider {name} shows {value}, expected {scenario[name]}")
+    if len(sliders) != len(SLIDER_TITLES):
+        problems.append(f"sliders on screen: {sorted(sliders)}")
+    rule_labels = [RULE_NAMES[r] for r in SCALING_RULES]
+    key_labels = [rule_key_label(r) for r in SCALING_RULES]
+    for labels, active in reading["radios"]:
+        if labels == rule_labels and labels[active] != RULE_NAMES[scenario["scaling"]]:
+            problems.append(f"rule button {labels[active]!r} pressed, not {scenario['scaling']}")
+    for labels, active in reading["checks"]:
+        if labels == key_labels:
+            on = {SCALING_RULES[i] for i in active}
+            if on != set(expected.shown):
+                problems.append(f"curves shown {sorted(on)}, expected {sorted(expected.shown)}")
+    seeds = [value for title, value in reading["spinners"] if title == "seed"]
+    if seeds != [scenario["seed"]]:
+        problems.append(f"seed box {seeds}, expected {scenario['seed']}")
+    if reading["shown"] != expected.views():
+        problems.append(f"views on screen {reading['shown']}, expected {expected.views()}")
+    problems += _question_box(reading, expected)
+    problems += _figures(reading, expected)
+    return problems
+
+
+def _question_box(reading: dict, expected: Expected) -> list[str]:
+    problems = []
+    box = reading["question"]
+    if expected.question is None:
+        if box is not None and box["visible"]:
+            problems.append("a question box is on screen, none is open")
+        return problems
+    q = question(expected.question)
+    if box is None or not box["visible"] or html.escape(q.text) not in html.unescape(box["text"]):
+        problems.append(f"the question box does not show {q.text!r}")
+    answer = reading["answer"]
+    if bool(answer and answer["visible"]) != expected.revealed:
+        problems.append(f"answer shown: {bool(answer and answer['visible'])}")
+    if reading["reveal"] == expected.revealed:
+        problems.append(f"reveal button on screen: {reading['reveal']}")
+    return problems
+
+
+def _figures(reading: dict, expected: Expected) -> list[str]:
+    """The data, renderers and words of the sections on screen, against CPython's."""
+    problems = []
+    runs_done, rates_done = reading["training"] == "trained", reading["rates"] == "swept"
+    results = results_of(expected, runs_done, rates_done)
+    shown = reading["sources"]
+    for section in expected.sections():
+        if section == "stability":
+            precision = reading["precision"]
+            if html.unescape(precision["text"]) != precision_html(results.snap.logits):
+                problems.append("the stability table is not the draw's")
+            continue
+        data, visible = expected_sources(section, results, expected.shown, expected.views())
+        twin = None
+        if section == "learning":
+            nudged = results_of(expected, runs_done, rates_done, NUDGE)
+            twin = expected_sources(section, nudged, expected.shown, expected.views())[0]
+            if rates_done:
+                problems += _best_points(shown, expected.scenario["scaling"])
+        for name, columns in data.items():
+            if name not in shown:
+                problems.append(f"source {name} missing")
+                continue
+            problems += _compare_source(name, shown[name], columns, twin and twin[name])
+        for key, flags in visible.items():
+            if key in reading["figures"] and reading["figures"][key]["visible"] != flags:
+                problems.append(f"figure {key}: renderers shown {reading['figures'][key]}")
+    for key, figure in reading["figures"].items():
+        title = VIEW_TITLES[key]
+        if key in ("training_loss", "training_accuracy", "training_sweep"):
+            title = training_title(key, runs_done)
+        elif key in ("lr_sweep", "best_loss", "best_lr") and not rates_done:
+            if not figure["title"].startswith(rates_title(key, False, 0).split("(")[0]):
+                problems.append(f"figure {key} titled {figure['title']!r}")
+            continue
+        if figure["title"] != title:
+            problems.append(f"figure {key} titled {figure['title']!r}, expected {title!r}")
+    if not any(section_of(view) == "learning" for view in expected.views()):
+        titles = VIEW_TITLES
+        items = "".join(
+            f"<li><b>{html.escape(titles[view])}:</b> "
+            f"{html.escape(summary(view, results).text)}</li>"
+            for view in expected.views()
+        )
+        if html.unescape(reading["summary"]["text"]) != f"<ul>{items}</ul>":
+            problems.append("the summary is not the scenario's")
+    return problems
+
+
+# The learning section's sources are compared where the descent they draw is smooth:
+# where it is chaotic the last bits of the worker's numpy and this machine's make the
+# runs part (tests/test_training.py). A twin computed here from a start nudged by
+# NUDGE (the variance, so W_Q and W_K scale by 1 + NUDGE / 2) tells which entries are
+# smooth: those the nudge moves by less than DATA_RTOL, an amplification under 1e3,
+# so that the worker's last-bit differences (1e-16) move them by under 1e-13.
+NUDGE = 1e-12
+STEP_CURVES = ("training_loss:", "training_accuracy:")  # per step: smooth up to a step
+BEST_POINTS = ("best_loss:", "best_lr:", "lr_sweep:best")  # the minima over eta
+
+
+def _compare_source(name, page: dict, here: dict, twin: dict | None) -> list[str]:
+    """Source ``name`` on the page against CPython's (``here``): the same columns and
+    lengths, and the same values to DATA_RTOL; for the learning section's, only where
+    ``twin`` (the nudged start's) agrees with ``here``."""
+    if set(page) != set(here):
+        return [f"source {name}: columns {sorted(page)} != {sorted(here)}"]
+    problems = []
+    for column, values in here.items():
+        if twin is None or column in ("color", "label", "d_k", "step", "eta"):
+            problems += _compare_column(name, column, page[column], values)
+            continue
+        a, b, t = (np.asarray(v, dtype=float) for v in (page[column], values, twin[column]))
+        if a.shape != b.shape:
+            problems.append(f"source {name}.{column}: shape {a.shape} != {b.shape}")
+            continue
+        smooth = np.isclose(t, b, rtol=DATA_RTOL, atol=0)
+        if name.startswith(STEP_CURVES):
+            smooth = np.cumprod(smooth).astype(bool)  # a trajectory parts for good
+        if name.startswith(BEST_POINTS):
+            continue  # minima over eta: checked against the page's own curves
+        if not np.allclose(a[smooth], b[smooth], rtol=DATA_RTOL, atol=0):
+            problems.append(f"source {name}.{column}: {a[smooth][:6]} != {b[smooth][:6]}")
+    return problems
+
+
+def _compare_column(name, column, page_values, values) -> list[str]:
+    try:
+        a, b = np.asarray(page_values, dtype=float), np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        a, b = [str(v) for v in np.ravel(page_values)], [str(v) for v in np.ravel(values)]
+        return [] if a == b else [f"source {name}.{column}: {a[:6]} != {b[:6]}"]
+    if a.size != b.size:  # an image's rows come flattened from the page
+        return [f"source {name}.{column}: shape {a.shape} != {b.shape}"]
+    a, b = a.ravel(), b.ravel()
+    # and to 1e-12 of the column's largest value: a value computed from larger ones is
+    # rounded on their scale (a histogram's bin edge at 0 is -3.6e-15 here, 0.0 in the
+    # worker); on a log axis such a value is 12 decades below the top
+    scale = np.max(np.abs(b[np.isfinite(b)]), initial=0.0)
+    close = np.isclose(a, b, rtol=DATA_RTOL, atol=1e-12 * scale, equal_nan=True)
+    if not close.all():
+        where = np.flatnonzero(~close)
+        return [
+            f"source {name}.{column}: {where.size} of {close.size} differ, first at "
+            f"{where[0]}: {a[where[:4]]} != {b[where[:4]]}"
+        ]
+    return []
+
+
+def _best_points(shown: dict, rule: str) -> list[str]:
+    """The current rule's best loss and best eta on the page are its curves' own."""
+    curves = [v for k, v in shown.items() if k.startswith("lr_sweep:") and k != "lr_sweep:best"]
+    if not curves or not curves[0]["y"]:
+        return []
+    loss = np.array([c["y"] for c in curves])
+    etas = np.array(curves[0]["eta"])
+    problems = []
+    if not np.array_equal(shown[f"best_loss:{rule}"]["y"], loss.min(axis=1)):
+        problems.append("best loss on the page is not its curves' lowest")
+    if not np.array_equal(shown[f"best_lr:{rule}"]["y"], etas[loss.argmin(axis=1)]):
+        problems.append("best eta on the page is not where its curves are lowest")
+    return problems
