@@ -18,6 +18,14 @@ browser context with an empty cache; medians):
   page's frames never stop while it trains: its progress), and to Python's
   answer with the address bar. The aim: the first section's rendering floor plus
   50 ms (issue 18).
+- clicks (the site as built, every run): CLICK_LINK opened, then a rule button
+  and a section button clicked right after ready (while the link trains) and,
+  once all is done, CLICKS more of each; each timed from the click to Python's
+  answer applied and to the last canvas painted (no animation frame for
+  observer.QUIET_MS), waiting on the page's own beacons (``observer.ObservedSite``:
+  nothing is asked of the page meanwhile); and its rendering floor, the worker's
+  patches of that click re-applied from JS in one task. The aim: the floor plus
+  50 ms (issue 40).
 - scripts run: DOMContentLoaded, when the page's scripts (BokehJS, Panel,
   KaTeX) have run and Bokeh starts to build the prerendered document: no plot
   drawn by Bokeh can come before it.
@@ -84,9 +92,12 @@ from browser import (
     slider_handle,
 )
 from engines import D_K_HANDLE_JS, ENGINES, open_engine
+from observer import ObservedSite
 
 import build
+from app.captions import section_label
 from app.scenario import FIRST_SECTION, SECTIONS
+from app.style import RULE_NAMES
 
 RUNS = 3
 MOVES = 40
@@ -421,6 +432,74 @@ def presses_while_training(browser, url) -> dict:
     return result
 
 
+CLICK_LINK = "?d_k=512&scaling=none&seed=3"  # trains and sweeps its learning rates at ready
+CLICKS = 6  # of each kind once the link is done training
+# Each kind of click, between two states: the buttons pressed in turn.
+CLICK_BUTTONS = {
+    "rule": [RULE_NAMES["sqrt"], RULE_NAMES["none"]],
+    "section": [section_label("saturation"), section_label("spread")],
+}
+
+
+def timed_click(page, observed, label) -> dict:
+    """Click the button ``label``: ms from the click to Python's answer applied and to the
+    last canvas painted (beacons only while waiting), and the worker's patches of it."""
+    button = page.get_by_role("button", name=label, exact=True)
+    button.scroll_into_view_if_needed()
+    box = button.bounding_box()
+    page.evaluate("window.__patches = []; window.__arrivals = []")
+    observed.start(page)
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    answer = observed.answer("click")
+    painted = observed.painted(answer)
+    page.evaluate("window.__recorded.push(window.__patches); window.__patches = null")
+    return {"answered": answer["took"], "painted": painted - answer["input"]}
+
+
+def click_floor(page, first: int, count: int) -> list:
+    """The recorded patches of clicks ``first`` .. ``first + count - 1`` (one click each way
+    in turn) re-applied from JS, each in one task: ms to the last frame painted."""
+    return [
+        painted_after(
+            page,
+            f"for (const data of window.__recorded[{first + i}])"
+            " pyodideWorker.onmessage({data});",
+            "() => true",
+        )
+        for i in range(count)
+    ]
+
+
+def clicks(browser, site_folder) -> dict:
+    """CLICK_LINK opened: a rule click and a section click right after ready, then CLICKS
+    of each once its training and learning-rate sweep are done; and their floors."""
+    result = {}
+    with ObservedSite(site_folder) as observed:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.add_init_script(FRAMES_JS)  # for the floors (painted_after)
+        page = context.new_page()
+        page.goto(observed.url + CLICK_LINK)
+        page.wait_for_function(
+            f"() => {STATUS_JS}.dataset.state === 'ready'", polling=10, timeout=300_000
+        )
+        page.evaluate(RECORD_JS)
+        page.evaluate("window.__recorded = []")
+        for kind, labels in CLICK_BUTTONS.items():
+            result[f"{kind} at ready"] = [timed_click(page, observed, labels[0])]
+        page.wait_for_function(f"() => {RATES_JS} === 'swept'", polling=100, timeout=300_000)
+        for kind, labels in CLICK_BUTTONS.items():
+            page.wait_for_timeout(500)  # at rest: the look-ahead done
+            result[f"{kind} once idle"] = [
+                timed_click(page, observed, labels[(i + 1) % 2]) for i in range(CLICKS)
+            ]
+        recorded = page.evaluate("window.__recorded.length")
+        assert recorded == 2 + 2 * CLICKS, recorded
+        result["rule floor"] = click_floor(page, 2, CLICKS)
+        result["section floor"] = click_floor(page, 2 + CLICKS, CLICKS)
+        context.close()
+    return result
+
+
 def load_floor(browser, url) -> dict:
     before = renderers()
     context = browser.new_context()
@@ -479,6 +558,26 @@ def report_engines(loads: dict):
         )
 
 
+def report_clicks(site_runs: list):
+    """The clicks (``clicks``) of every run: medians, and the aim beside them."""
+    print(
+        f"\nClicks on {CLICK_LINK}: ms from the click to Python's answer applied and to the"
+        f" last canvas painted (medians; at ready: {len(site_runs)} loads, once idle:"
+        f" {CLICKS} per load), against the rendering floor (the click's patches replayed)"
+    )
+    print(f"{'':<28}{'answered':>10}{'painted':>10}{'floor':>10}{'floor + 50':>12}")
+    for kind in CLICK_BUTTONS:
+        floor = statistics.median(v for r in site_runs for v in r[f"{kind} floor"])
+        for when in ("at ready", "once idle"):
+            times = [t for r in site_runs for t in r[f"{kind} {when}"]]
+            answered = statistics.median(t["answered"] for t in times)
+            painted = statistics.median(t["painted"] for t in times)
+            print(
+                f"  {kind + ' click ' + when:<26}{answered:>10.0f}{painted:>10.0f}"
+                f"{floor:>10.0f}{floor + 50:>12.0f}"
+            )
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", type=Path, help="another built site to measure alongside")
@@ -516,6 +615,8 @@ def main(argv=None):
                         runs[name][-1] |= first_press(browser, url)
                     if moves and run == 0 and name == "site":
                         runs[name][-1] |= presses_while_training(browser, url)
+                if name == "site":
+                    runs[name][-1] |= clicks(browser, folder)
             floor_handler.served.clear()
             with http_server(floor_dir, floor_handler) as url:
                 runs["floor"].append(load_floor(browser, url))
@@ -591,6 +692,7 @@ def report(runs, served):
         plots, answered = np.median(trained[f"moves {key}"], axis=0)
         print(f"  {label:<20}{plots:>16.1f}{answered:>18.1f}")
     print(f"  aim: {FIRST_SECTION}'s rendering floor + 50 = {floor_moves + 50:.1f}")
+    report_clicks(runs["site"])
     for name in names:
         largest = sorted(set(served[name]), key=lambda f: -f[1])[:5]
         print(f"\nLargest files, {name}: " + ", ".join(f"{n} {s / 1e6:.1f} MB" for n, s in largest))
