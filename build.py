@@ -618,8 +618,11 @@ PAGE_APPLY = """\
 # While the worker is busy the page holds back property changes, keeping the
 # latest per property, but sends other events (a button's click) at once: ten
 # quick clicks on "New draw" queued ten full updates in the worker. Every event
-# waits, and repeats of the same event (same property, or the same kind of event
-# from the same model, such as a button's click) merge.
+# waits, and repeats of the same property merge (the latest value wins), as do repeated
+# clicks of a button tagged MERGED_CLICKS (app.page: "New draw", where ten new draws
+# show what one does). Any other button's clicks all go: three quick clicks on "Next"
+# are three sections on, not two.
+MERGED_CLICKS = "merged-clicks"  # a button's tag: its quick clicks do what one does
 PANEL_QUEUE = (
     "        } else if (pyodideWorker.busy && event.model && event.attr) {\n"
     "          let events = []\n"
@@ -628,8 +631,11 @@ PANEL_QUEUE = (
 )
 PAGE_QUEUE = (
     "        } else if (pyodideWorker.busy) {\n"
+    "          const merged = (id) => jsdoc.get_model_by_id(id)?.tags.includes("
+    f"{json.dumps(MERGED_CLICKS)})\n"
     "          const key = (e) => e.model ? `${e.model.id}.${e.attr}`\n"
-    "            : e.msg_data?.origin ? `${e.msg_data.origin.id}:${e.msg_data.event_name}` : null\n"
+    "            : merged(e.msg_data?.origin?.id)"
+    " ? `${e.msg_data.origin.id}:${e.msg_data.event_name}` : null\n"
     "          const same = (a, b) => key(a) !== null && key(a) === key(b)\n"
     "          let events = []\n"
     "          for (const old_event of pyodideWorker.queue) {\n"

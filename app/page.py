@@ -113,7 +113,11 @@ class AttentionLab(pn.viewable.Viewer):
     def _build_widgets(self):
         s = self.scenario
         self.widgets = scenario_widgets(s)
-        self.new_draw = pn.widgets.Button(name="New draw", button_type="primary", width=110)
+        # Quick clicks while Python works merge into one: each would show a new draw
+        # (build.MERGED_CLICKS; any other button's clicks all count).
+        self.new_draw = pn.widgets.Button(
+            name="New draw", button_type="primary", width=110, tags=["merged-clicks"]
+        )
         self.new_draw.on_click(lambda _: setattr(s, "seed", random.randrange(SEED_RANGE[1] + 1)))
         self.shown_rules = pn.widgets.CheckButtonGroup(
             name="Curves shown",

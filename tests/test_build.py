@@ -233,3 +233,13 @@ def test_the_worker_writes_the_snapshot_into_the_memory_as_it_is(site, tmp_path,
     assert restored[: len(snapshot)] == snapshot
     assert restored[len(snapshot) :] == bytes(len(restored) - len(snapshot))
     assert image_start == 992 and snapshot.count(bytes(4096)) > 1000  # the case tested
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # Panel 1.9 on Panel 2
+def test_new_draw_is_the_button_whose_quick_clicks_merge():
+    """The page merges quick clicks only of buttons tagged build.MERGED_CLICKS."""
+    from app.page import AttentionLab
+
+    lab = AttentionLab()
+    assert build.MERGED_CLICKS in lab.new_draw.tags
+    assert build.MERGED_CLICKS not in lab.stage.next_section.tags

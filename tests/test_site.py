@@ -45,6 +45,7 @@ from test_questions import evidence
 import build
 from app import theory
 from app.background import TRAINING_SLICE
+from app.captions import section_title
 from app.precision import EXP_LIMITS, naive_overflow_shares
 from app.questions import QUESTIONS, question
 from app.scenario import (
@@ -463,7 +464,6 @@ WATCH_SLICES_PY = """
 import asyncio, time, js
 import app.worker
 from app.background import TRAINING_GROUPS
-from app.page import AttentionLab
 from app.training import learning_rate_steps, training_steps
 import gc
 
@@ -596,7 +596,6 @@ RECORD_ANSWERS_JS = """() => {
 # Python's sources in the worker, by name, as JSON: the section's on screen.
 PYTHON_SOURCES_PY = """
 import gc, json
-from app.page import AttentionLab
 lab = next(o for o in gc.get_objects() if isinstance(o, AttentionLab))
 json.dumps({
     name: {column: [value.tolist() if hasattr(value, "tolist") else value for value in values]
@@ -735,7 +734,6 @@ ANSWER_RTOL = 0.01
 # The page's training runs and learning-rate sweep, read from its worker's Python.
 PAGE_TRAINING_PY = """
 import gc, json
-from app.page import AttentionLab
 r = next(o for o in gc.get_objects() if isinstance(o, AttentionLab)).results
 json.dumps({
     "runs": {
@@ -1688,6 +1686,27 @@ def test_quick_clicks_while_python_works_merge_into_one_update(offline, site_url
     page.wait_for_function(SETTLED_JS)
     clicks = [n for n in page.evaluate("window.__clicks") if n]
     assert clicks == [1, 1]  # the first click, then the nine merged into one
+    page.close()
+
+
+def test_quick_clicks_on_next_each_go_a_section_on(offline, site_url):
+    """Three clicks on "Next" in one go, while Python works on the first: the page
+    merged the two that waited into one, and the learner went two sections on, not
+    three. Only "New draw" merges its clicks (build.MERGED_CLICKS)."""
+    page = offline.new_page()
+    page.add_init_script(COUNT_WORKER_MESSAGES_JS)
+    page.goto(site_url)
+    wait_until_ready(page)
+    page.wait_for_function(SETTLED_JS)
+    label = f"Next: {section_title('saturation')} →"
+    page.evaluate(
+        f"{DEEP_JS}('button').filter((b) => b.textContent.trim() === {label!r})"
+        ".forEach((b) => { for (let i = 0; i < 3; i++) b.click(); })"
+    )
+    page.wait_for_function(SETTLED_JS)
+    assert [n for n in page.evaluate("window.__clicks") if n] == [1, 2]
+    page.wait_for_url("**section=gradients**")
+    page.get_by_role("heading", name=section_title("gradients"), exact=True).wait_for()
     page.close()
 
 
