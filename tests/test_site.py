@@ -1710,6 +1710,28 @@ def test_quick_clicks_on_next_each_go_a_section_on(offline, site_url):
     page.close()
 
 
+def test_a_change_that_waits_for_python_says_so_until_it_is_answered(offline, site_url):
+    """While Python is held up (here: 1.5 s of work in the worker), a click's change
+    waits: after 300 ms the status bar says the page is computing it, and once the
+    answer is on the page it is gone and the click has taken effect."""
+    page = offline.new_page()
+    page.goto(site_url)
+    wait_until_ready(page)
+    page.wait_for_function("() => !pyodideWorker.busy")
+    (worker,) = page.workers
+    worker.evaluate(
+        "setTimeout(() => self.pyodide.runPython('import time; time.sleep(1.5)'), 0); 0"
+    )
+    page.get_by_role("button", name=RULE_NAMES["none"], exact=True).click()
+    busy = page.locator("#lab-status[data-state='busy']")
+    expect(busy).to_be_visible(timeout=5_000)
+    assert "Computing your change" in busy.inner_text()
+    page.wait_for_url("**scaling=none**", timeout=30_000)
+    expect(page.locator("#lab-status")).to_be_hidden(timeout=5_000)
+    assert page.evaluate(STATUS) == "ready"
+    page.close()
+
+
 def test_a_drag_sends_its_next_change_with_pythons_answer(offline, site_url):
     """A drag of the variance slider, one mouse move per frame: the change held back
     while Python worked went to the worker only once the page had applied Python's
