@@ -20,20 +20,13 @@ import panel as pn
 from panel.io import hold
 
 from app.environment import in_browser, making_snapshot
+from app.rates import learning_rates, rates_steps
 from app.scenario import D_K_OPTIONS
-from app.simulation import SCALING_RULES, Settings
+from app.simulation import Settings
 from app.sweep import sweep
-from app.training import (
-    SWEEP_D_KS,
-    SWEEP_LEARNING_RATES,
-    learning_rate_steps,
-    learning_rate_sweep,
-    training_steps,
-    training_sweep,
-)
+from app.training import training_steps, training_sweep
 
-# The learning-rate sweep's runs, and how often (s) the page shows how far it has got.
-SWEEP_RUNS = len(SWEEP_D_KS) * len(SCALING_RULES) * len(SWEEP_LEARNING_RATES)
+# How often (s) the page shows how far the learning-rate sweep has got.
 PROGRESS_EVERY = 0.5
 
 # The runs at every d_k are computed in these groups, the current d_k's first; between
@@ -61,14 +54,15 @@ def swept(settings: Settings) -> dict:
 
 @_shared(maxsize=8)
 def trained(settings: Settings, learning_rate: float) -> dict:
-    """``training_sweep`` at every d_k on the slider (about 0.8 s in CPython)."""
-    return training_sweep(settings, D_K_OPTIONS, learning_rate=learning_rate)
+    """``training_sweep`` at every d_k on the slider, with twins to tell the chaotic runs
+    (about 0.8 s in CPython)."""
+    return training_sweep(settings, D_K_OPTIONS, learning_rate=learning_rate, twins=True)
 
 
 @_shared(maxsize=8)
 def rates_swept(settings: Settings):
-    """``learning_rate_sweep`` of the training's settings (4 to 6 s in CPython here)."""
-    return learning_rate_sweep(settings)
+    """``rates.learning_rates`` of the training's settings (about 5 s in CPython here)."""
+    return learning_rates(settings)
 
 
 async def train_in_groups(
@@ -88,7 +82,7 @@ async def train_in_groups(
         if not wanted():
             return  # the scenario changed: its own training is under way
         if in_browser():  # no threads: let a move in between the steps
-            steps = training_steps(settings, group, learning_rate=learning_rate)
+            steps = training_steps(settings, group, learning_rate=learning_rate, twins=True)
             runs = await _between_steps(steps, lambda: not wanted())
         else:  # a server's event loop serves every session: keep it free meanwhile
             train = partial(training_sweep, settings, group, learning_rate=learning_rate)
@@ -107,7 +101,7 @@ async def sweep_learning_rates(
 ):
     """The learning-rate sweep of ``settings`` once ``trained()`` (the runs at the
     slider's learning rate come first): in the browser a step at a time, telling
-    ``progress(runs done)`` every PROGRESS_EVERY seconds; ``done(sweep)`` at the end.
+    ``progress(share done)`` every PROGRESS_EVERY seconds; ``done(sweep)`` at the end.
     Stops as soon as ``wanted()`` is false."""
     while not trained():
         await asyncio.sleep(TRAINING_DELAY)
@@ -116,13 +110,13 @@ async def sweep_learning_rates(
     if in_browser():
         shown = time.perf_counter()
 
-        def tell(runs):
+        def tell(share):
             nonlocal shown
             if time.perf_counter() - shown > PROGRESS_EVERY:
-                progress(runs)
+                progress(share)
                 shown = time.perf_counter()
 
-        result = await _between_steps(learning_rate_steps(settings), lambda: not wanted(), tell)
+        result = await _between_steps(rates_steps(settings), lambda: not wanted(), tell)
     else:
         result = await asyncio.get_running_loop().run_in_executor(None, rates_swept, settings)
     if result is not None and wanted():
@@ -177,8 +171,8 @@ class Training:
         self.scenario, self._show = scenario, show
         self.runs: dict = {}  # {d_k: {rule: TrainingRun}}
         self._for = None  # the scenario's training() they are for
-        self.rates = None  # its LearningRateSweep, once done
-        self.rates_done = 0  # how many of its runs are done meanwhile
+        self.rates = None  # its rates.LearningRates, once done
+        self.rates_progress = 0.0  # the share of their work done meanwhile
         self._rates_for = None  # the training settings (no learning rate) it is for
 
     @property
@@ -193,7 +187,7 @@ class Training:
         self.runs = dict(trained(*self._for))  # a copy: more runs join it
         if making_snapshot():  # the default scenario's, shown at once
             self._rates_for = self._for[0]
-            self.rates, self.rates_done = rates_swept(self._for[0]), SWEEP_RUNS
+            self.rates, self.rates_progress = rates_swept(self._for[0]), 1.0
             self._show("training", "rates")
         else:
             self._show("training")
@@ -210,7 +204,7 @@ class Training:
         settings = wanted[0]
         sweep = settings != self._rates_for
         if sweep:
-            self._rates_for, self.rates, self.rates_done = settings, None, 0
+            self._rates_for, self.rates, self.rates_progress = settings, None, 0.0
         if train or sweep:
             training, rates = (wanted if train else None), (settings if sweep else None)
             _schedule(partial(self._catch_up, training, rates))
@@ -235,13 +229,13 @@ class Training:
                 done=self._rates_add,
             )
 
-    def _rates_progress(self, runs: int):
-        self.rates_done = runs
+    def _rates_progress(self, share: float):
+        self.rates_progress = share
         with hold():
             self._show("rates")
 
     def _rates_add(self, rates):
-        self.rates, self.rates_done = rates, SWEEP_RUNS
+        self.rates, self.rates_progress = rates, 1.0
         with hold():
             self._show("rates")
 

@@ -31,10 +31,10 @@ class Results:
         they train.
     row : int, optional
         The query row up close; by default ``simulation.median_row``.
-    rates : LearningRateSweep, optional
-        ``training.learning_rate_sweep`` of the training's settings, once done.
-    rates_done : int
-        How many of its runs are done (all of them once it is).
+    rates : LearningRates, optional
+        ``rates.learning_rates`` of the training's settings, once done.
+    rates_progress : float
+        The share of its work done (1 once it is).
     """
 
     settings: Settings
@@ -44,7 +44,7 @@ class Results:
     runs: dict
     row: int | None = None
     rates: object = None
-    rates_done: int = 0
+    rates_progress: float = 0.0
 
     @functools.cached_property
     def shown_row(self) -> int:

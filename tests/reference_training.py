@@ -68,12 +68,13 @@ def gradients(x, w_q, w_k, rule, temperature):
 def train(x, w_q, w_k, rule, temperature, steps, learning_rate):
     """Curves as app.training.TrainingRun has them: loss, accuracy, max_weight, grad_norm."""
     curves = {"loss": [], "accuracy": [], "max_weight": [], "grad_norm": []}
-    n = x.shape[0]
     for step in range(steps + 1):
         p = forward(x, w_q, w_k, rule, temperature)
         grad_q, grad_k = gradients(x, w_q, w_k, rule, temperature)
         curves["loss"].append(loss(p))
-        curves["accuracy"].append(np.mean(p.argmax(axis=1) == np.arange(n)))
+        top = p.max(axis=1)  # a token finds itself when its weight alone is the largest
+        alone = np.sum(p == top[:, None], axis=1) == 1
+        curves["accuracy"].append(np.mean((np.diag(p) == top) & alone))
         curves["max_weight"].append(np.median(p.max(axis=1)))
         curves["grad_norm"].append(np.linalg.norm(grad_q))
         if step < steps:

@@ -2,11 +2,12 @@
 
 (a) ``train``: the five rules, 200 steps, d_k = 1024, n = 64, d_model = 16;
 (b) ``training_sweep``: the same for d_k = 1, 2, 4, ..., 1024;
-(c) ``learning_rate_sweep``: every rule at each of 13 learning rates at each of 5
-    d_k (325 runs), and its cost per run and step.
-The floor is what any implementation of the forward pass must do per step at
-the same sizes: Q = X W_Q, K = X W_K, Q K^T and a softmax, for each rule (and
-each d_k), with no backward pass at all. Medians of REPEATS runs, measured in
+(c) ``rates.learning_rates``: the learning-rate views' runs (every rule at 13
+    learning rates at 4 d_k, and the edge of stability searched at 8 d_k).
+The floor is the naive forward pass per step at the same sizes: Q = X W_Q,
+K = X W_K, Q K^T and a softmax, for each rule (and each d_k), with no backward
+pass at all (app.descent's Gram form, for d_k >= 2 d_model, needs less).
+Medians of REPEATS runs, measured in
 the same process; the browser figures come from the site's own worker (headless
 Chromium, offline), timed there with time.perf_counter.
 
@@ -36,10 +37,8 @@ TIMING = """
 import json, statistics, time
 import numpy as np
 from app.simulation import SCALING_RULES, Settings
-from app.training import (
-    DEFAULT_D_MODEL, DEFAULT_STEPS, SWEEP_D_KS, SWEEP_LEARNING_RATES, initial_draw,
-    learning_rate_sweep, train, training_sweep,
-)
+from app.rates import learning_rates
+from app.training import DEFAULT_STEPS, initial_draw, train, training_sweep
 
 D_KS = [2**i for i in range(11)]
 settings = Settings(d_k=1024, variance=1.0, scaling="sqrt", n_keys=64)
@@ -65,9 +64,8 @@ def ms(fn):
 
 
 start = time.perf_counter()  # once: it takes seconds
-learning_rate_sweep(settings)
+learning_rates(settings)
 rates = 1e3 * (time.perf_counter() - start)
-runs = len(SWEEP_D_KS) * len(SCALING_RULES) * len(SWEEP_LEARNING_RATES)
 
 json.dumps({
     "train": ms(lambda: train(settings)),
@@ -75,7 +73,6 @@ json.dumps({
     "sweep": ms(lambda: training_sweep(settings, D_KS)),
     "sweep floor": ms(lambda: floor(D_KS)),
     "rates": rates,
-    "rates per run and step": rates / (runs * (DEFAULT_STEPS + 1)),
 })
 """
 
@@ -115,8 +112,7 @@ def main():
         ("train floor", "    floor: forward passes only"),
         ("sweep", "(b) sweep, d_k = 1 .. 1024"),
         ("sweep floor", "    floor: forward passes only"),
-        ("rates", "(c) learning-rate sweep, once"),
-        ("rates per run and step", "    per run and step"),
+        ("rates", "(c) learning-rate views, once"),
     ]:
         print(f"{label:<34}" + "".join(f"{r[key]:>12.3f}" for r in results.values()))
 

@@ -1,0 +1,501 @@
+"""The learning rate each rule can take, far past the slider: its edge of stability.
+
+``app.training`` trains every rule at the slider's one η. Here every rule is
+trained from the scenario's draw at many η, at d_k up to 2^16: the runs need
+d_model-sized Gram matrices only (``app.descent``), so a large d_k costs no
+more than a small one.
+
+- **The curves**: the loss after DEFAULT_STEPS steps against η on a 1-2-5 grid
+  (LEARNING_RATES) at CURVE_D_KS, one curve per d_k: the learning-rate transfer
+  figure of Yang et al. (2022).
+- **The edges**: at EDGE_D_KS, the largest η at which a rule's descent still
+  trains (ends below TRAINED of its starting loss), found by bisection
+  (``edge_steps``). Up to it the loss falls the further the larger η is; just
+  above it the first steps overshoot, some rows saturate on a wrong key and
+  stay there: the best η on any grid sits at the edge.
+- **The theory** of the edge, a smooth curve in d_k (``edge_theory``).
+
+What sets the edge, and how the theory was found and checked: docs/theory.md,
+"The learning rate a rule can take". Numpy only.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.descent import Start, descend, run_groups, softmax_terms
+from app.simulation import SCALING_RULES, Settings, scale_factor
+from app.training import DEFAULT_D_MODEL, DEFAULT_STEPS, initial_draw, nudged, to_end
+
+# The edge, as the page writes it: its definition, and the theory's law in d_k.
+EDGE_TEX = (
+    r"\eta_{\mathrm{edge}} = \max\{\eta : L_{200} < 0.01\,L_0\},\qquad "
+    r"\eta_{\mathrm{edge}} \approx h\,\frac{d_{\mathrm{model}}\,T^2}{c^2\,d_k\,v}"
+)
+LEARNING_RATES = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0)
+CURVE_D_KS = (16, 256, 4096, 65536)
+EDGE_D_KS = (8, 16, 64, 256, 1024, 4096, 16384, 65536)
+# The rules whose edge is sought. Not QK-norm: the layer norm makes the logits blind to
+# the scale of W, so a step too large grows the weights and so shrinks the steps after
+# it; which η train under it is not an interval below an edge (docs/theory.md).
+EDGE_RULES = tuple(rule for rule in SCALING_RULES if rule != "qk_norm")
+# A run trains when it ends below this share of its starting loss: every row then
+# retrieves its own token (one row lost costs 1/n of the loss, 3% of a 0.5 start at
+# 64 tokens).
+TRAINED = 0.01
+# The bisection decides a run early (about 50 steps instead of 200): trained once its
+# loss is below SURELY_TRAINED of the start; failed once, after PLATEAU_FROM steps,
+# it is above TRAINED and has moved by less than PLATEAU of itself in PLATEAU_STEPS
+# steps (rows stuck on a wrong key). It misjudges a few runs within 10% of the edge,
+# where the outcome depends on rounding anyway.
+SURELY_TRAINED = 0.005
+PLATEAU_FROM, PLATEAU_STEPS, PLATEAU = 20, 10, 1e-3
+# The edge is bracketed to within EDGE_PRECISION; no edge below SMALLEST_RATE (the rule
+# does not train at that d_k), none sought above LARGEST_RATE (every η up to it trains:
+# the edge is beyond, infinite here; a few tokens can take any step).
+EDGE_PRECISION = 1.03
+SMALLEST_RATE, LARGEST_RATE = 1e-3, 1e7
+PROBES = (-1.0, -1 / 3, 1 / 3, 1.0)  # the first probes, in octaves around a guess
+# Probes run in batches of at most this many runs: a step of one (some 10 ms in a
+# browser) is how long the page's next change may wait behind them.
+EDGE_BATCH = 40
+
+# The theory (``edge_theory``): its constants, fitted to edges measured by bisection
+# at d_model = 16, 64 tokens, v/T from 0.5 to 2, seeds 0-4 and d_k 8 to 2^24
+# (docs/theory.md); it is drawn only where it was checked (THEORY_TOKENS, THEORY_V_T).
+LAZY_H, LAZY_R, LAZY_S0 = 9.98, 7.59, 10.6
+COLLAPSE_SPREAD = 11.5  # no η trains past this initial logit spread (n = 64, d_model = 16)
+LINEAR_K = 1.06
+THEORY_D_MODEL, THEORY_TOKENS, THEORY_V_T = 16, 64, (0.5, 2.0)
+THEORY_D_KS = np.geomspace(EDGE_D_KS[0], EDGE_D_KS[-1], 64)
+# kappa_1(X) is the logit-space curvature at these fixed starting kernels M = Xi / m
+# (logits of spread about 1), averaged.
+CURVATURE_SEEDS = ((0, 7), (0, 8), (0, 9))
+
+
+@dataclass(frozen=True)
+class LearningRates:
+    """Every rule at every learning rate, far past the slider.
+
+    Attributes
+    ----------
+    learning_rates : ndarray, shape (etas,)
+    d_ks : ndarray, shape (curves,)
+        CURVE_D_KS.
+    start : dict of str to ndarray, shape (curves,)
+        Each rule's loss before the first step (the same at every η).
+    loss, accuracy : dict of str to ndarray, shape (curves, etas)
+        Each rule's loss and share of tokens that find themselves after training.
+    edge_d_ks : ndarray, shape (edges,)
+        EDGE_D_KS.
+    edge : dict of str to ndarray, shape (edges,)
+        Each rule of EDGE_RULES: its largest η that trains, to within EDGE_PRECISION;
+        NaN where none does, infinite where every η up to LARGEST_RATE does.
+    theory : dict of str to ndarray, shape (THEORY_D_KS,)
+        The theory of the edge (``edge_theory``); NaN where it predicts no training,
+        and for QK-norm and scenarios it was not checked for (all NaN).
+    """
+
+    learning_rates: np.ndarray
+    d_ks: np.ndarray
+    start: dict
+    loss: dict
+    accuracy: dict
+    edge_d_ks: np.ndarray
+    edge: dict
+    theory: dict
+
+    def best(self, rule: str) -> tuple[np.ndarray, np.ndarray]:
+        """``rule``'s lowest loss over the learning rates at each d_k of the curves, and
+        where it is (the smallest such learning rate in a tie)."""
+        at = np.argmin(self.loss[rule], axis=-1)
+        return self.loss[rule][np.arange(len(self.d_ks)), at], self.learning_rates[at]
+
+
+# --- the draws --------------------------------------------------------------------------
+
+
+def drawn_rows(settings: Settings, d_k: int, d_model: int = DEFAULT_D_MODEL, nudge=False):
+    """``initial_draw`` at ``d_k``, kept as the Gram matrix of the rows [W_Q; W_K; 1]: a
+    generator that draws W a row at a time (the same numbers as ``initial_draw``: the
+    generator fills W row after row), yielding between rows, and returns X and the
+    ``Start`` of the runs. Small d_k are drawn whole. ``nudge``: from W_Q nudged as
+    ``training.nudged`` does (a twin)."""
+    if d_k < 2 * d_model + 1:  # the rows are dependent: the runs need W itself
+        x, w_q, w_k = initial_draw(settings, d_model, d_k)
+        return x, Start(nudged(w_q) if nudge else w_q, w_k)
+    rng = np.random.default_rng(settings.seed)
+    x = rng.standard_normal((settings.n_keys, d_model))
+    sd = math.sqrt(settings.variance / d_model)
+    rows = []
+    for _ in range(2 * d_model):
+        rows.append(sd * rng.standard_normal(d_k))
+        yield
+    rows.append(np.ones(d_k))
+    if nudge:
+        rows[:d_model] = list(nudged(np.array(rows[:d_model])))
+    gram = np.empty((len(rows), len(rows)))
+    for i, row in enumerate(rows):
+        gram[i, : i + 1] = [row @ other for other in rows[: i + 1]]
+        gram[: i + 1, i] = gram[i, : i + 1]
+        yield
+    return x, Start(gram=gram, d_k=d_k)
+
+
+# --- the curves -------------------------------------------------------------------------
+
+
+def curve_steps(settings, x, start, steps=DEFAULT_STEPS):
+    """Every rule at every η of LEARNING_RATES from ``start``, one batch: a generator
+    yielding after each step; returns (loss, accuracy), each {rule: (etas, 2)} (before
+    the first step, after the last)."""
+    rules = [rule for rule in SCALING_RULES for _ in LEARNING_RATES]
+    etas = np.tile(LEARNING_RATES, len(SCALING_RULES))
+    ends = yield from descend(
+        settings, x, [start] * len(rules), rules, steps, etas, every_step=False
+    )
+    width = len(LEARNING_RATES)
+    return tuple(
+        {rule: ends[name][j * width : (j + 1) * width] for j, rule in enumerate(SCALING_RULES)}
+        for name in ("loss", "accuracy")
+    )
+
+
+# --- the edges --------------------------------------------------------------------------
+
+
+def trained_steps(settings, x, starts, rules, etas, steps=DEFAULT_STEPS):
+    """Whether each run (one start, rule and η each) trains, decided as early as the
+    module's constants allow: a generator yielding, after each step of the batch, how
+    many runs are decided; returns a bool array."""
+    groups = run_groups(settings, x, starts, rules, etas)
+    count = len(starts)
+    start_loss = np.full(count, np.nan)
+    history = np.full((PLATEAU_STEPS, count), np.nan)  # the last steps' losses
+    trained = np.zeros(count, dtype=bool)
+    decided = 0
+    for step in range(steps + 1):
+        going_on = []
+        for runs, group in groups:
+            losses, _, g = softmax_terms(group.logits())
+            if step == 0:
+                start_loss[runs] = losses
+            start = start_loss[runs]
+            sure = losses < SURELY_TRAINED * start
+            stuck = (
+                (step >= PLATEAU_FROM)
+                & (losses >= TRAINED * start)
+                & (np.abs(losses - history[step % PLATEAU_STEPS, runs]) < PLATEAU * losses)
+            )
+            history[step % PLATEAU_STEPS, runs] = losses
+            last = step == steps
+            trained[runs] = sure | (last & (losses < TRAINED * start))
+            done = sure | stuck | last
+            decided += int(done.sum())
+            keep = np.flatnonzero(~done)
+            if keep.size:
+                group.keep(keep)
+                group.gradient(g[keep])
+                group.step()
+                going_on.append((runs[keep], group))
+        groups = going_on
+        yield decided
+        if not groups:
+            break
+    return trained
+
+
+def edge_steps(settings, x, starts: dict, guesses: dict, steps=DEFAULT_STEPS):
+    """The edge of every (rule, d_k) of ``guesses`` ({(rule, d_k): a guess of its edge})
+    from ``starts`` ({d_k: Start}), in lock-step rounds of bisection: a generator
+    yielding the number of probes decided so far; returns {(rule, d_k): edge} (NaN
+    where no η down to SMALLEST_RATE trains, infinite where every η up to LARGEST_RATE
+    does).
+
+    A first round probes each guess at PROBES octaves around it; rounds then go down
+    (or up) by whole octaves until a trained η lies below an untrained one, and halve
+    that bracket (in log η) until it is within EDGE_PRECISION. The edge is the
+    geometric middle of the bracket below the first untrained η above the smallest
+    trained one (the runs near the edge are chaotic: which η train there is not
+    always an interval).
+    """
+    tried = {target: {} for target in guesses}  # η -> whether it trains
+    pending = {target: [g * 2**o for o in PROBES] for target, g in guesses.items()}
+    done_before = 0
+    while pending:
+        probes = [(target, eta) for target, etas in pending.items() for eta in etas]
+        for i in range(0, len(probes), EDGE_BATCH):  # a step of a batch stays short
+            batch = probes[i : i + EDGE_BATCH]
+            outcome = yield from _telling(
+                trained_steps(
+                    settings,
+                    x,
+                    [starts[d_k] for (_, d_k), _ in batch],
+                    [rule for (rule, _), _ in batch],
+                    np.array([eta for _, eta in batch]),
+                    steps,
+                ),
+                done_before,
+            )
+            done_before += len(batch)
+            for (target, eta), ok in zip(batch, outcome, strict=True):
+                tried[target][eta] = bool(ok)
+        pending = {t: etas for t in tried if (etas := _next_probes(tried[t]))}
+    return {target: _edge(tried[target]) for target in tried}
+
+
+def _bracket(tried: dict) -> tuple:
+    """(largest trained η below the first untrained one above the smallest trained one,
+    that untrained one); None for either that is not there yet."""
+    etas = sorted(tried)
+    first = next((e for e in etas if tried[e]), None)
+    if first is None:
+        return None, min(etas)
+    above = next((e for e in etas if e > first and not tried[e]), None)
+    if above is None:
+        return max(etas), None
+    return max(e for e in etas if e < above and tried[e]), above
+
+
+def _next_probes(tried: dict) -> list:
+    """The η to try next for one edge (none: it is found, or there is none)."""
+    low, high = _bracket(tried)
+    if low is None:  # nothing trains yet: an octave further down, unless at the floor
+        return [] if high <= SMALLEST_RATE else [high / 2]
+    if high is None:  # everything trains: two octaves further up, unless at the ceiling
+        return [] if low >= LARGEST_RATE else [min(low * 4, LARGEST_RATE)]
+    if high / low <= EDGE_PRECISION:
+        return []
+    return [math.sqrt(low * high)]
+
+
+def _edge(tried: dict) -> float:
+    """The edge found: NaN if nothing trains, infinite if every η up to LARGEST_RATE does."""
+    low, high = _bracket(tried)
+    if low is None or high is None:
+        return math.nan if low is None else math.inf
+    return math.sqrt(low * high)
+
+
+def _telling(steps, before):
+    """The generator ``steps``, yielding ``before`` plus what it yields; its result."""
+    while True:
+        try:
+            told = next(steps)
+        except StopIteration as done:
+            return done.value
+        yield before + told
+
+
+# --- the theory ------------------------------------------------------------------------
+
+
+def curvature(x: np.ndarray, iterations: int = 80) -> float:
+    """kappa_1(X): the largest eigenvalue of d²L/dM² (M = a W_Q W_K^T, the logit kernel:
+    Z = X M X^T) at the fixed kernels of CURVATURE_SEEDS, averaged. It depends on the
+    tokens X alone."""
+    m = x.shape[1]
+    kernels = [np.random.default_rng(seed).standard_normal((m, m)) / m for seed in CURVATURE_SEEDS]
+    return float(np.mean([_largest_eigenvalue(x, k, iterations) for k in kernels]))
+
+
+def _largest_eigenvalue(x, kernel, iterations):
+    """The largest eigenvalue of d²L/dM² at M = ``kernel``, by power iteration: first for
+    the largest in size, then on the Hessian shifted by that size (so that the largest,
+    not the most negative, wins)."""
+    rng = np.random.default_rng(0)
+
+    def power(shift, count):
+        v = rng.standard_normal(kernel.shape)
+        v /= np.linalg.norm(v)
+        for _ in range(count):
+            w = _hessian_times(x, kernel, v) + shift * v
+            size = np.linalg.norm(w)
+            v = w / size
+        return v, size
+
+    _, size = power(0.0, iterations // 2)
+    v, _ = power(size, iterations)
+    return float(np.sum(v * _hessian_times(x, kernel, v)))
+
+
+def _hessian_times(x, kernel, delta):
+    """d²L/dM² applied to ``delta`` at M = ``kernel`` (L = 1/(2n) sum_i |p_i - e_i|², P =
+    softmax(X M X^T)): with u = X delta X^T (the logits' change), r = P - I, w = r * p,
+    J = diag(p) - p p^T row by row, the logits' second-order term is
+    J(J u) + w u - w (p.u) - p (w.u) + (sum w) p (p.u) - (r.p) J u, mapped back by
+    X^T (.) X / n."""
+    n = x.shape[0]
+    z = x @ kernel @ x.T
+    z -= z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=1, keepdims=True)
+    r = p - np.eye(n)
+    w = r * p
+    u = x @ delta @ x.T
+    pu = np.sum(p * u, axis=1, keepdims=True)
+    ju = p * u - p * pu
+    jju = p * ju - p * np.sum(p * ju, axis=1, keepdims=True)
+    rp = np.sum(r * p, axis=1, keepdims=True)
+    hu = (
+        jju
+        + w * u
+        - w * pu
+        - p * np.sum(w * u, axis=1, keepdims=True)
+        + w.sum(axis=1, keepdims=True) * p * pu
+        - rp * ju
+    )
+    return x.T @ (hu / n) @ x
+
+
+def peak_gradient(x: np.ndarray, step: float = 0.25, steps: int = 400) -> float:
+    """sigma*(X): the largest singular value of D = dL/dM along gradient descent in M from
+    M = 0 (M <- M - step D), at its peak (it grows, then falls as the rows saturate:
+    the descent stops once it is below a fifth of its peak). It depends on the tokens
+    X alone."""
+    n, m = x.shape
+    kernel, peak = np.zeros((m, m)), 0.0
+    for _ in range(steps):
+        g = softmax_terms((x @ kernel @ x.T)[None])[2][0]
+        d = x.T @ g @ x / n  # dL/dM = X^T (dL/dZ) X
+        size = float(np.linalg.norm(d, 2))
+        peak = max(peak, size)
+        if size < 0.2 * peak:
+            break
+        kernel -= step * d
+    return peak
+
+
+def edge_theory(rule: str, d_ks, settings: Settings, kappa: float, sigma: float, d_model: int):
+    """The theory of ``rule``'s edge at ``d_ks`` (NaN where it predicts no training; all
+    NaN for QK-norm, and where the theory was not checked: other than THEORY_D_MODEL,
+    THEORY_TOKENS tokens, v/T in THEORY_V_T).
+
+    With a = c/T, g = d_k v / m (the Gram's mean eigenvalue) and M = a W_Q W_K^T, one
+    step moves M by about h = η a² g times a d_k-free term, so the edge is a d_k-free
+    step h_edge times m T² / (c² d_k v). Lazy rules (none, ÷ √d_k, ÷ d_k^α: the
+    weights hardly move once d_k >> d_model)::
+
+        η_edge = H / kappa_1 (1 + R T / (c d_k v))^-2 / (1 + (s / S0)^2) m T² / (c² d_k v)
+
+    with s = c √d_k v / T the initial logit spread (none trains past COLLAPSE_SPREAD);
+    ÷ d_k (its weights move as much at every d_k)::
+
+        η_edge = K T d_k / sigma*
+
+    ``kappa``, ``sigma``: ``curvature(X)`` and ``peak_gradient(X)``.
+    """
+    d_ks = np.asarray(d_ks, dtype=float)
+    v, t = settings.variance, settings.temperature
+    if not theory_checked(settings, d_model) or rule == "qk_norm":
+        return np.full(d_ks.shape, np.nan)
+    if rule == "linear":
+        return LINEAR_K * t * d_ks / sigma
+    c = np.array([scale_factor(rule, d, settings.alpha) for d in d_ks])
+    spread = c * np.sqrt(d_ks) * v / t
+    eta = (
+        LAZY_H
+        / kappa
+        * (1 + LAZY_R * t / (c * d_ks * v)) ** -2
+        / (1 + (spread / LAZY_S0) ** 2)
+        * d_model
+        * t**2
+        / (c**2 * d_ks * v)
+    )
+    return np.where(spread < COLLAPSE_SPREAD, eta, np.nan)
+
+
+def written(edge: float) -> str:
+    """An edge as the page's tables write it: 3 digits, – where no η trains, "> 1e+07"
+    where every η up to LARGEST_RATE does."""
+    if math.isnan(edge):
+        return "–"
+    return f"> {LARGEST_RATE:g}" if math.isinf(edge) else f"{edge:.3g}"
+
+
+def theory_checked(settings: Settings, d_model: int = DEFAULT_D_MODEL) -> bool:
+    """Whether the theory of the edge was checked for ``settings``' scenario: d_model,
+    tokens (the runs train on at most THEORY_TOKENS) and v/T as it was fitted at."""
+    v_t = settings.variance / settings.temperature
+    return (
+        d_model == THEORY_D_MODEL
+        and settings.n_keys >= THEORY_TOKENS
+        and THEORY_V_T[0] <= v_t <= THEORY_V_T[1]
+    )
+
+
+def _guess(rule: str, d_k: int, settings: Settings, d_model: int) -> float:
+    """A first guess of an edge where the theory has none: the step at which one
+    step of size η a² (λ_max(G_Q) + λ_max(G_K)) in the logit kernel is about 20, the
+    Gram's largest eigenvalue by Marchenko-Pastur, (v / m)(√d_k + √m)²."""
+    a = scale_factor(rule, d_k, settings.alpha) / settings.temperature
+    top = settings.variance / d_model * (math.sqrt(d_k) + math.sqrt(d_model)) ** 2
+    return 10.0 / (a**2 * top)
+
+
+# --- the sweep -------------------------------------------------------------------------
+
+
+def rates_steps(
+    settings: Settings, steps: int = DEFAULT_STEPS, d_model: int = DEFAULT_D_MODEL, nudge=False
+):
+    """The ``LearningRates`` of ``settings`` (its d_k and rule aside) one step at a time:
+    a generator that yields how far it has got (a share of its work, 0 to 1) and
+    returns them. The edges first (about a third of the work), then the curves.
+    ``nudge``: every run from W_Q nudged as ``training.nudged`` does (a twin)."""
+    starts = {}
+    for d_k in sorted(set(CURVE_D_KS) | set(EDGE_D_KS)):
+        draw = drawn_rows(settings, d_k, d_model, nudge)
+        x, starts[d_k] = yield from _shares(draw, lambda _: 0.0)
+    kappa, sigma = curvature(x), peak_gradient(x)
+    theory = {
+        rule: edge_theory(rule, THEORY_D_KS, settings, kappa, sigma, d_model)
+        for rule in SCALING_RULES
+    }
+    guesses = {}
+    for rule in EDGE_RULES:
+        at = edge_theory(rule, EDGE_D_KS, settings, kappa, sigma, d_model)
+        for d_k, eta in zip(EDGE_D_KS, at, strict=True):
+            guesses[rule, d_k] = eta if np.isfinite(eta) else _guess(rule, d_k, settings, d_model)
+    batch = len(SCALING_RULES) * len(LEARNING_RATES)  # the runs of one curve's batch
+    edge_work = 8 * len(guesses)  # probes, about
+    total = edge_work + batch * len(CURVE_D_KS)
+    work = edge_steps(settings, x, starts, guesses, steps)
+    found = yield from _shares(work, lambda probes: min(probes, edge_work) / total)
+    ends = []
+    for i, d_k in enumerate(CURVE_D_KS):
+        work = curve_steps(settings, x, starts[d_k], steps)
+        before = edge_work + i * batch
+        share = lambda step, before=before: (before + batch * step / (steps + 1)) / total  # noqa: E731
+        ends.append((yield from _shares(work, share)))
+    return LearningRates(
+        learning_rates=np.array(LEARNING_RATES),
+        d_ks=np.array(CURVE_D_KS),
+        start={rule: np.array([e[0][rule][0, 0] for e in ends]) for rule in SCALING_RULES},
+        loss={rule: np.array([e[0][rule][:, 1] for e in ends]) for rule in SCALING_RULES},
+        accuracy={rule: np.array([e[1][rule][:, 1] for e in ends]) for rule in SCALING_RULES},
+        edge_d_ks=np.array(EDGE_D_KS),
+        edge={rule: np.array([found[rule, d] for d in EDGE_D_KS]) for rule in EDGE_RULES},
+        theory=theory,
+    )
+
+
+def learning_rates(
+    settings: Settings, steps: int = DEFAULT_STEPS, d_model: int = DEFAULT_D_MODEL, nudge=False
+) -> LearningRates:
+    """``rates_steps`` to its end: every rule at every learning rate, far past the slider."""
+    return to_end(rates_steps(settings, steps, d_model, nudge))
+
+
+def _shares(steps, share):
+    """The generator ``steps``, yielding ``share(what it yields)`` (what it yields counts
+    its work, or its steps); its result."""
+    count = 0
+    while True:
+        try:
+            told = next(steps)
+        except StopIteration as done:
+            return done.value
+        count += 1
+        yield share(count if told is None else told)
