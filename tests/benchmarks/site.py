@@ -329,7 +329,7 @@ def load_app(browser, url, sections: tuple, alone: bool = False) -> dict:
         result["memory"] = peak_mb(renderers() - before)
         context.close()
         return result
-    if page.evaluate("document.getElementById('lab-status').dataset.state") != "ready":
+    if page.evaluate("document.getElementById('lab-status').dataset.state") == "failed":
         raise RuntimeError(page.locator("#lab-status").inner_text())
     result["interactive"] = page.evaluate("performance.now()")
     result["boot"] = page.evaluate("document.getElementById('lab-status').dataset.boot")
@@ -420,7 +420,7 @@ def presses_while_training(browser, url) -> dict:
     page = context.new_page()
     page.goto(url + LINK)
     page.wait_for_function(
-        f"() => {STATUS_JS}.dataset.state === 'ready' && {RATES_JS} === 'sweeping'",
+        f"() => {READY_JS} && {RATES_JS} === 'sweeping'",
         polling=10,
         timeout=300_000,
     )
@@ -479,9 +479,7 @@ def clicks(browser, site_folder) -> dict:
         context.add_init_script(FRAMES_JS)  # for the floors (painted_after)
         page = context.new_page()
         page.goto(observed.url + CLICK_LINK)
-        page.wait_for_function(
-            f"() => {STATUS_JS}.dataset.state === 'ready'", polling=10, timeout=300_000
-        )
+        page.wait_for_function(f"() => {READY_JS}", polling=10, timeout=300_000)
         page.evaluate(RECORD_JS)
         page.evaluate("window.__recorded = []")
         for kind, labels in CLICK_BUTTONS.items():
@@ -514,6 +512,8 @@ def load_floor(browser, url) -> dict:
 ENGINE_RUNS = 3
 LINK = "?d_k=256&scaling=none&seed=3"
 STATUS_JS = "document.getElementById('lab-status')"
+# Ready: live (busy: live, and computing a change for more than 300 ms).
+READY_JS = f"['ready', 'busy'].includes({STATUS_JS}.dataset.state)"
 # The learning-rate sweep's state ('sweeping', 'swept'), from the page's hidden marker.
 RATES_JS = "[...Bokeh.documents].at(-1).get_model_by_name('lab-rates')?.text"
 TRAINING_MOVES = 8
@@ -529,7 +529,8 @@ def load_in_engine(name: str, url: str) -> dict:
     with open_engine(name) as engine:
         engine.goto(url + LINK)
         state = engine.wait_for(
-            f"['ready', 'failed'].includes({STATUS_JS}.dataset.state) && {STATUS_JS}.dataset.state",
+            f"['ready', 'busy', 'failed'].includes({STATUS_JS}.dataset.state)"
+            f" && {STATUS_JS}.dataset.state",
             timeout=300,
         )
         ready = engine.evaluate("performance.now()")
