@@ -9,24 +9,28 @@ metrics when first read).
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from app import theory
+from app.rates import (
+    COLLAPSE_SPREAD,
+    CURVE_D_KS,
+    EDGE_D_KS,
+    EDGE_RULES,
+    theory_checked,
+    written,
+)
 from app.results import Results
 from app.simulation import SATURATION, SCALING_RULES
 from app.softmax import softmax_rows
-from app.style import RULE_NAMES, fraction
-from app.training import DEFAULT_STEPS, PAGE_TOKENS, SWEEP_D_KS, SWEEP_LEARNING_RATES
+from app.style import RULE_NAMES, fraction, percent, rule_name
+from app.training import DEFAULT_D_MODEL, DEFAULT_STEPS, PAGE_TOKENS
 from app.words import Said, content, text
 
-# Training: the d_k the summaries list, and the d_k from which the captions judge.
+# Training: the d_k the summaries list.
 TRAINING_SHOWN_D_KS = (16, 64, 256, 1024)
-TRAINED_BELOW = 0.01  # "trains": ends below this share of its starting loss
-STALLED_ABOVE = 0.4  # "stalls": keeps more than this share of its starting loss
-FOUND_BELOW = 0.5  # "most tokens do not find themselves": accuracy below this
-TINY_D_KS = (1, 2)
-TINY_ACCURACY = 0.2  # "no rule gets far": every rule's accuracy below this
 PEAK_DROP = 0.1  # "collapses": its last value below this share of its peak
 WIDE_DECADES = 2.0  # "unstable": rows span more than this many orders of magnitude
 
@@ -60,7 +64,7 @@ def _setting(r: Results) -> dict:
     s = r.settings
     return {
         "d_k": s.d_k,
-        "rule": RULE_NAMES[s.scaling],
+        "rule": rule_name(s.scaling, s.alpha),
         "n": s.n_keys,
         "queries": s.n_queries,
         "lr": r.learning_rate,
@@ -100,10 +104,15 @@ def _at_1024(r: Results, column: str, percent: bool = False) -> str:
     return ", ".join(shown)
 
 
+def _spread_said(r: Results) -> str:
+    s = r.settings
+    return theory.spread_said(s.scaling, s.d_k, _theory_std(r, s.scaling))
+
+
 def _histogram(r: Results) -> dict:
     return _rule_kind(r) | {
         "logits_std": float(r.snap.logits.std()),
-        "theory_std": _theory_std(r, r.settings.scaling),
+        "theory_said": _spread_said(r),
         "scores_std": float(r.unscaled.std()),
         "scores_theory": _theory_std(r, "none"),
     }
@@ -114,7 +123,7 @@ def _spread(r: Results) -> dict:
     spread, threshold = r.medians["logit_std"], theory.collapse_threshold(r.settings.n_keys)
     return {
         "spread": spread,
-        "theory_std": _theory_std(r, r.settings.scaling),
+        "theory_said": _spread_said(r),
         "threshold": threshold,
         "above_threshold": spread > threshold,
         "max_weight": r.medians["max_weight"],
@@ -207,67 +216,63 @@ def _query_grad(r: Results) -> dict:
     }
 
 
-def _each_rule(runs, value) -> str:
-    """``value(run)`` of every rule, as "none 0.1, ÷ √d_k 0.02, ..." (numbers only)."""
-    return ", ".join(f"{RULE_NAMES[rule]} {value(runs[rule])}" for rule in SCALING_RULES)
+def _rows(r: Results, cells: dict[str, list[str]]) -> str:
+    """Table rows, one per rule of ``cells`` (its name on the page first, then its cells):
+    numbers and names only, under a header the content writes."""
+    return "\n".join(
+        f"| {rule_name(rule, r.settings.alpha)} | " + " | ".join(row) + " |"
+        for rule, row in cells.items()
+    )
+
+
+def _marked(value: str, run) -> str:
+    """A run's number, marked † when the run is chaotic (its digits depend on rounding)."""
+    return f"{value} †" if run.chaotic else value
 
 
 def _training_here(r: Results) -> dict:
-    """The runs at the current d_k (once trained)."""
+    """The runs at the current d_k (once trained), as tables."""
     runs = r.runs.get(r.settings.d_k)
     if runs is None:
         return {"trained": False}
+    loss = {
+        rule: [f"{run.loss[0]:.3g}", _marked(f"{run.loss[-1]:.3g}", run)]
+        for rule, run in runs.items()
+    }
+    found = {rule: [_marked(f"{run.accuracy[-1]:.0%}", run)] for rule, run in runs.items()}
     return {
         "trained": True,
-        "losses": _each_rule(runs, lambda run: f"{run.loss[-1]:.3g} (from {run.loss[0]:.3g})"),
-        "accuracies": _each_rule(runs, lambda run: f"{run.accuracy[-1]:.0%}"),
+        "loss_rows": _rows(r, loss),
+        "accuracy_rows": _rows(r, found),
     }
-
-
-def _kept(r: Results, rule: str, d_k: int) -> float:
-    """The share of its starting loss the run of ``rule`` at ``d_k`` ends with."""
-    return r.runs[d_k][rule].kept
 
 
 def _training_sweep(r: Results) -> dict:
-    """What the final losses against d_k show at this η, once every d_k is trained."""
+    """What the final losses against d_k show at this η, once every d_k is trained: where
+    the unscaled rows start one-hot (before the first step: no run's chaos changes it),
+    and which runs are chaotic."""
     if not r.complete:
         return {"complete": False}
-    judged = [d for d in sorted(r.runs) if d >= TRAINING_SHOWN_D_KS[0]]
-    none_kept = {d: _kept(r, "none", d) for d in judged}
-    sqrt_kept = [_kept(r, "sqrt", d) for d in judged]
-    # the first d_k from which the unscaled run keeps most of its loss at every larger d_k
-    stalled = [d for d in judged if all(none_kept[e] > STALLED_ABOVE for e in judged if e >= d)]
-    tiny = [r.runs[d][rule].accuracy[-1] for d in TINY_D_KS for rule in SCALING_RULES]
-    stuck = [r.runs[d]["none"] for d in judged if stalled and d >= stalled[0]]
+    d_ks = sorted(r.runs)
+    one_hot = [
+        d for d in d_ks if all(r.runs[e]["none"].max_weight[0] > SATURATION for e in d_ks if e >= d)
+    ]
+    chaotic = {rule: [d for d in d_ks if r.runs[d][rule].chaotic] for rule in ("none", "sqrt")}
     shown = [d for d in TRAINING_SHOWN_D_KS if d in r.runs]
-    by_d_k = "; ".join(
-        f"{RULE_NAMES[rule]} " + ", ".join(f"{r.runs[d][rule].loss[-1]:.3g}" for d in shown)
+    losses = {
+        rule: [_marked(f"{r.runs[d][rule].loss[-1]:.3g}", r.runs[d][rule]) for d in shown]
         for rule in SCALING_RULES
-    )
+    }
     return {
         "complete": True,
-        "none_stalls_at_large_d_k": bool(stalled),
-        "none_stall_d_k": stalled[0] if stalled else judged[-1],
-        "none_ends_one_hot_wrong": bool(stuck)
-        and all(
-            run.max_weight[-1] > SATURATION and run.accuracy[-1] < FOUND_BELOW for run in stuck
-        ),
-        "none_trains_everywhere": all(k < TRAINED_BELOW for k in none_kept.values()),
-        "none_kept_1024": none_kept[judged[-1]],
-        "sqrt_trains_everywhere": all(k < TRAINED_BELOW for k in sqrt_kept),
-        "sqrt_kept_min": min(sqrt_kept),
-        "sqrt_kept_max": max(sqrt_kept),
-        "tiny_d_k_fails": max(tiny) < TINY_ACCURACY,
-        "tiny_accuracy": float(max(tiny)),
-        "shown_d_k": ", ".join(map(str, shown)),
-        "losses_by_d_k": by_d_k,
+        "none_starts_one_hot": bool(one_hot),
+        "none_one_hot_d_k": one_hot[0] if one_hot else d_ks[-1],
+        "none_chaotic_somewhere": bool(chaotic["none"]),
+        "none_chaotic_d_ks": ", ".join(map(str, chaotic["none"])),
+        "sqrt_chaotic_somewhere": bool(chaotic["sqrt"]),
+        "sqrt_chaotic_d_ks": ", ".join(map(str, chaotic["sqrt"])),
+        "loss_rows": _rows(r, losses),
     }
-
-
-SWEEP_RUNS = len(SWEEP_D_KS) * len(SCALING_RULES) * len(SWEEP_LEARNING_RATES)
-MOVES_BY = 4  # "moves with d_k": its best η from d_k = 16 to 1024 changes this many times
-HOLDS_WITHIN = 2  # "stays put": its best η from d_k = 16 to 1024 within this factor
 
 
 def _listed(values, fmt="{:.3g}") -> str:
@@ -276,95 +281,81 @@ def _listed(values, fmt="{:.3g}") -> str:
 
 
 def _rates(r: Results) -> dict:
-    """Whether the learning-rate sweep is done, and how far it has got."""
-    return {"swept": r.rates is not None, "done": r.rates_done, "runs": SWEEP_RUNS}
+    """Whether the learning rates are done, and how far they have got."""
+    return {"swept": r.rates is not None, "progress": r.rates_progress, "d_model": DEFAULT_D_MODEL}
 
 
-def _from_16(r: Results) -> np.ndarray:
-    """Which d_k of the sweep count from 16 on."""
-    return np.asarray(r.rates.d_ks) >= 16
-
-
-def _stalled(r: Results, rule: str) -> list[int]:
-    """The d_k at which every η leaves ``rule`` above STALLED_ABOVE of its starting loss."""
-    lowest, _ = r.rates.best(rule)
-    kept = lowest / np.where(r.rates.start[rule] > 0, r.rates.start[rule], 1.0)
-    return [int(d) for d, k in zip(r.rates.d_ks, kept, strict=True) if k > STALLED_ABOVE]
+def _exponent(r: Results, rule: str) -> Fraction:
+    """e in the rule's c = d_k^(-e) (QK-norm's 1/2 after the layer norm)."""
+    if rule == "power":
+        return Fraction(r.settings.alpha).limit_denominator(24)
+    return {"none": Fraction(0), "sqrt": Fraction(1, 2), "linear": Fraction(1)}.get(
+        rule, Fraction(1, 2)
+    )
 
 
 def _lr_sweep(r: Results) -> dict:
-    """The current rule's best η at each d_k: how it moves, where no η trains it, and
-    where the best is at the grid's end."""
+    """The current rule's curves: how its edge moves far past d_model, by the theory's law
+    d_k^(2e - 1) (no measured digit chooses the words; the measured edges are in the
+    summary)."""
     numbers = _rates(r)
+    rule = r.settings.scaling
+    power = 2 * _exponent(r, rule) - 1
+    numbers |= {
+        "rule_has_edge": rule in EDGE_RULES,
+        "edge_settles": power == 0,
+        "edge_grows": power > 0,
+        "edge_power": fraction(float(power)),
+    }
     if r.rates is None:
         return numbers
-    rule, d_ks = r.settings.scaling, list(r.rates.d_ks)
-    lowest, best = r.rates.best(rule)
-    judged = best[_from_16(r)]
-    growth = best[d_ks.index(1024)] / best[d_ks.index(16)]
-    stalled = _stalled(r, rule)
-    grid = r.rates.learning_rates
-    edge = [int(d) for d, eta in zip(d_ks, best, strict=True) if eta in (grid[0], grid[-1])]
+    lowest = r.rates.best(rule)[0]
+    edges = r.rates.edge.get(rule, np.full(len(EDGE_D_KS), np.nan))
+    at = [EDGE_D_KS.index(d) for d in CURVE_D_KS]
     return numbers | {
-        "eta_16": float(best[d_ks.index(16)]),
-        "eta_1024": float(best[d_ks.index(1024)]),
-        "eta_low": float(judged.min()),
-        "eta_high": float(judged.max()),
-        "best_eta_moves": bool(growth >= MOVES_BY or growth <= 1 / MOVES_BY),
-        "best_eta_holds": bool(judged.max() / judged.min() <= HOLDS_WITHIN),
-        "stalls_at_every_eta": bool(stalled),
-        "stall_d_ks": ", ".join(map(str, stalled)),
-        "best_at_edge": bool(edge),
-        "edge_d_ks": ", ".join(map(str, edge)),
-        "sweep_d_ks": ", ".join(map(str, d_ks)),
-        "best_etas": _listed(best, "{:g}"),
-        "best_losses": _listed(lowest),
+        "curve_d_ks": ", ".join(map(str, CURVE_D_KS)),
+        "lowest": _listed(lowest),
+        "edges": ", ".join(written(e) for e in edges[at]),
     }
 
 
+def _collapse_d_k(r: Results) -> float:
+    """The d_k past which the unscaled model's starting logits spread beyond
+    COLLAPSE_SPREAD: s = sqrt(d_k) v / T."""
+    s = r.settings
+    return (COLLAPSE_SPREAD * s.temperature / s.variance) ** 2
+
+
 def _best_loss(r: Results) -> dict:
-    """Every rule's lowest loss over η: where no η trains the unscaled model, and how low
-    ÷ √d_k gets at its best."""
-    numbers = _rates(r)
+    """Every rule's lowest loss over η against d_k, as a share of its start; where the
+    unscaled model stops training, by the theory's collapse of the starting spread."""
+    numbers = _rates(r) | {"collapse_spread": COLLAPSE_SPREAD}
+    collapse = _collapse_d_k(r)
+    numbers |= {
+        "none_collapses": bool(
+            theory_checked(r.settings) and CURVE_D_KS[0] < collapse < CURVE_D_KS[-1]
+        ),
+        "none_collapse_d_k": collapse,
+    }
     if r.rates is None:
         return numbers
-    lowest, _ = r.rates.best("sqrt")
-    kept = (lowest / r.rates.start["sqrt"])[_from_16(r)]
-    stalled = _stalled(r, "none")
-    by_rule = "; ".join(
-        f"{RULE_NAMES[rule]} {_listed(r.rates.best(rule)[0])}" for rule in SCALING_RULES
-    )
+    shares = {
+        rule: [percent(k) for k in r.rates.best(rule)[0] / r.rates.start[rule]]
+        for rule in SCALING_RULES
+    }
     return numbers | {
-        "none_stalls_at_every_eta": bool(stalled),
-        "none_stall_d_ks": ", ".join(map(str, stalled)),
-        "sqrt_trains_at_best": bool(np.all(kept < TRAINED_BELOW)),
-        "sqrt_kept_max": float(kept.max()),
-        "sweep_d_ks": ", ".join(map(str, r.rates.d_ks)),
-        "losses_by_rule": by_rule,
+        "lowest_rows": _rows(r, shares),
     }
 
 
 def _best_lr(r: Results) -> dict:
-    """Every rule's best η against d_k: how much ÷ √d_k's grows, whether the power
-    rule's stays put."""
-    numbers = _rates(r) | {"alpha": fraction(r.settings.alpha)}
+    """Every rule's edge against d_k, as a table; whether the theory is drawn."""
+    numbers = _rates(r) | {"theory_shown": theory_checked(r.settings)}
     if r.rates is None:
         return numbers
-    d_ks = list(r.rates.d_ks)
-    sqrt = r.rates.best("sqrt")[1]
-    power = r.rates.best("power")[1][_from_16(r)]
-    growth = float(sqrt[d_ks.index(1024)] / sqrt[d_ks.index(16)])
-    by_rule = "; ".join(
-        f"{RULE_NAMES[rule]} {_listed(r.rates.best(rule)[1], '{:g}')}" for rule in SCALING_RULES
-    )
+    edges = {rule: [written(e) for e in r.rates.edge[rule]] for rule in EDGE_RULES}
     return numbers | {
-        "sqrt_growth": growth,
-        "sqrt_eta_grows": growth >= MOVES_BY,
-        "power_eta_holds": bool(power.max() / power.min() <= HOLDS_WITHIN),
-        "power_low": float(power.min()),
-        "power_high": float(power.max()),
-        "sweep_d_ks": ", ".join(map(str, d_ks)),
-        "etas_by_rule": by_rule,
+        "edge_rows": _rows(r, edges),
     }
 
 

@@ -16,7 +16,9 @@ value``, empty where they do not apply. Sections:
 - ``training_sweep``: the final loss against d_k, per rule;
 - ``learning_rates``: per rule and d_k of the learning-rate sweep, the loss
   before training (``start_loss``), and after it at each learning rate
-  (``final_loss``, ``accuracy``), once the sweep is done.
+  (``final_loss``, ``accuracy``), once the sweep is done;
+- ``edges``: per rule (not QK-norm) and d_k, its edge of stability, the largest
+  learning rate that trains (``edge``; empty where none does), once done.
 """
 
 import csv
@@ -41,8 +43,9 @@ def scenario_csv(query: str, curves: dict, snap, runs: dict, rates=None) -> str:
     runs : dict
         ``training.training_sweep``'s result, ``{d_k: {rule: TrainingRun}}``; the
         d_k it does not hold yet (still training) are left out.
-    rates : LearningRateSweep, optional
-        ``training.learning_rate_sweep``'s result (left out while it computes).
+    rates : LearningRates, optional
+        ``rates.learning_rates``' result (left out while it computes): the curves, and
+        each rule's edge of stability (``edge``, empty where no η trains).
     """
     out = io.StringIO()
     out.write(f"# Attention Scaling Lab, scenario ?{query.lstrip('?')}\n")
@@ -98,4 +101,9 @@ def scenario_csv(query: str, curves: dict, snap, runs: dict, rates=None) -> str:
                         ("learning_rates", rule, rate_d_k, "", "", "", eta, name, repr(float(v)))
                         for eta, v in zip(rates.learning_rates, values, strict=True)
                     )
+        for rule, edges in rates.edge.items():
+            writer.writerows(
+                ("edges", rule, d, "", "", "", "", "edge", repr(float(v)) if v == v else "")
+                for d, v in zip(rates.edge_d_ks, edges, strict=True)
+            )
     return out.getvalue()

@@ -8,7 +8,7 @@ formula on the page cannot drift from the code.
 import html
 import re
 
-from app import softmax, theory
+from app import rates, softmax, theory
 from app.simulation import MAX_WEIGHT_TEX, QUERY_GRAD_TEX, SOFTMAX_TEX
 from app.training import ACCURACY_TEX, DEFAULT_STEPS, GRADIENT_STEP_TEX, TRAINING_LOSS_TEX
 
@@ -76,7 +76,7 @@ FORMULAS = {
     "training_sweep": rf"L_{{{DEFAULT_STEPS}}}(d_k)",
     "lr_sweep": rf"L_{{{DEFAULT_STEPS}}}(\eta)\ \text{{at each}}\ d_k",
     "best_loss": rf"\min_\eta L_{{{DEFAULT_STEPS}}}(\eta;\ d_k)",
-    "best_lr": rf"\eta^*(d_k) = \arg\min_\eta L_{{{DEFAULT_STEPS}}}(\eta;\ d_k)",
+    "best_lr": rates.EDGE_TEX,
 }
 
 

@@ -46,7 +46,7 @@ from app.share_box import ShareBox
 from app.simulation import SCALING_RULES, Settings, median_row, simulate
 from app.stage import Stage
 from app.style import key_css, rule_key_label
-from app.words import text
+from app.words import plain_html, text
 
 TITLE = "Attention Scaling Lab"
 LAYOUT_STYLES = {"max-width": "1400px", "margin": "0 auto"}
@@ -192,7 +192,7 @@ class AttentionLab(pn.viewable.Viewer):
             t.runs,
             self._row,
             t.rates,
-            t.rates_done,
+            t.rates_progress,
         )
 
     def _pick_row(self):
@@ -318,7 +318,7 @@ class AttentionLab(pn.viewable.Viewer):
         self.stage.show_captions({view: caption(view, self.results).text for view in views})
         items = "".join(
             f"<li><b>{html.escape(titles[view])}:</b> "
-            f"{html.escape(summary(view, self.results).text)}</li>"
+            f"{plain_html(summary(view, self.results).text)}</li>"
             for view in views
         )
         self.summary.object = f"<ul>{items}</ul>"

@@ -209,7 +209,11 @@ def _snapshot(settings: Settings, q, k, standard: "Products", variance: float) -
 # What the snapshot computes, as the page shows it.
 SOFTMAX_TEX = r"p_{ij} = e^{z_{ij}} / \textstyle\sum_l e^{z_{il}},\quad z_{ij} = c\,q_i\cdot k_j/T"
 MAX_WEIGHT_TEX = r"\max_j p_{ij},\quad p = \mathrm{softmax}(z)"
-QUERY_GRAD_TEX = r"\|\partial p/\partial q\|_F = \|J\,(c/T)\,K\|_F"
+QUERY_GRAD_TEX = (
+    r"\|\partial p/\partial q\|_F = \|J\,(c/T)\,K\|_F;\quad \text{QK-norm:}\ "
+    r"\|J\,(c/T)\,\hat K\,P/\sigma_q\|_F,\ \ P = I - \mathbf{1}\mathbf{1}^\top/d_k"
+    r" - \hat q\hat q^\top/d_k"
+)
 
 
 SWEEP_METRICS = (

@@ -76,6 +76,11 @@ def fraction(x: float) -> str:
     return shown.replace("-", "−")
 
 
+def percent(share: float) -> str:
+    """``share`` as a percentage to two significant digits: 63%, 0.0023%."""
+    return f"{100 * share:.2g}%"
+
+
 def rule_name(scaling: str, alpha: float) -> str:
     """The rule's name on the page, with alpha under the power rule."""
     name = RULE_NAMES[scaling]

@@ -44,6 +44,18 @@ def logit_std(
     return np.where(d_k > 1, c * d_k * rho / np.sqrt(safe) / temperature, 0.0)
 
 
+def spread_said(scaling: str, d_k: int, spread: float) -> str:
+    """The theory's ``spread`` (``logit_std``) with its formula, as a summary says it:
+    "spread = c √d_k v / T = 2.83"; under qk_norm "spread = c d_k / (√(d_k − 1) T)"
+    (``rho`` is 1 to four digits at the page's variances, 0.1 and up), and at d_k = 1,
+    where every logit is 0, just that."""
+    if scaling != "qk_norm":
+        return f"spread = c √d_k v / T = {spread:.3g}"
+    if d_k == 1:
+        return "spread 0, every logit being 0"
+    return f"spread = c d_k / (√(d_k − 1) T) = {spread:.3g}"
+
+
 def pooled_excess_kurtosis(d_k):
     """Excess kurtosis of ``q . k`` pooled over queries, ``6 / d_k``."""
     return 6.0 / np.asarray(d_k, dtype=float)

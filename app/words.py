@@ -197,11 +197,18 @@ def text(name: str, key: str, part: str = "", numbers: Mapping | None = None) ->
 # --- Markdown to HTML, with the glossary's terms explained where first used ------------
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": True}).enable("table")
+_PLAIN = MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
 def to_html(markdown: str) -> str:
     """Markdown (a filled-in part) as HTML, each glossary term's first use explained."""
     return _MARKDOWN.render(explain_terms(markdown))
+
+
+def plain_html(markdown: str) -> str:
+    """Markdown (a filled-in part) as HTML, with no raw HTML let through and no glossary
+    explanations: what a summary is, for a screen reader (its tables too)."""
+    return _PLAIN.render(markdown)
 
 
 @functools.cache

@@ -18,10 +18,11 @@ from urllib.parse import parse_qsl
 import numpy as np
 from browser import READ_SOURCES_JS
 
-from app.background import SWEEP_RUNS, rates_swept, swept, trained
+from app.background import rates_swept, swept, trained
 from app.captions import summary
 from app.controls import _SLIDER_SCALES, Scenario
 from app.questions import question
+from app.rates import learning_rates
 from app.results import Results
 from app.scenario import (
     DEFAULTS,
@@ -38,6 +39,7 @@ from app.sections.learning import rates_title, training_title
 from app.sections.stability import precision_html
 from app.simulation import SCALING_RULES, median_row, simulate
 from app.style import RULE_NAMES, rule_key_label
+from app.words import plain_html
 
 # The sliders by the title the page gives them (app.controls), and the keys of
 # their scenario values.
@@ -179,24 +181,32 @@ def _built(section: str):
     return _BUILT[section]
 
 
-def results_of(expected: Expected, runs_done: bool, rates_done: bool, nudge: float = 0.0):
+def results_of(expected: Expected, runs_done: bool, rates_done: bool, twin: bool = False):
     """The page's ``Results`` for ``expected``, computed here: the training runs and the
-    learning-rate sweep as the page has them (done, or not yet), trained from a start
-    nudged by ``nudge`` (see NUDGE)."""
+    learning-rate sweep as the page has them (done, or not yet); ``twin``: those of the
+    twin runs from the nudged start (``training.nudged``), each training run keeping
+    the step from which it is chaotic."""
     s = Scenario(**{name: expected.scenario[name] for name in FIELDS})
     settings = s.settings()
     snap = simulate(settings)
     training, learning_rate = s.training()
-    training = replace(training, variance=training.variance * (1 + nudge))
+    runs = trained(training, learning_rate) if runs_done else {}
+    rates = rates_swept(training) if rates_done else None
+    if twin:
+        runs = {
+            d_k: {rule: replace(r.twin, chaotic_from=r.chaotic_from) for rule, r in rules.items()}
+            for d_k, rules in runs.items()
+        }
+        rates = learning_rates(training, nudge=True) if rates_done else None
     return Results(
         settings,
         learning_rate,
         snap,
         swept(settings),
-        trained(training, learning_rate) if runs_done else {},
+        runs,
         median_row(snap) if expected.row < 0 else expected.row,
-        rates_swept(training) if rates_done else None,
-        SWEEP_RUNS if rates_done else 0,
+        rates,
+        1.0 if rates_done else 0.0,
     )
 
 
@@ -306,10 +316,8 @@ def _figures(reading: dict, expected: Expected) -> list[str]:
         data, visible = expected_sources(section, results, expected.shown, expected.views())
         twin = None
         if section == "learning":
-            nudged = results_of(expected, runs_done, rates_done, NUDGE)
+            nudged = results_of(expected, runs_done, rates_done, twin=True)
             twin = expected_sources(section, nudged, expected.shown, expected.views())[0]
-            if rates_done:
-                problems += _best_points(shown, expected.scenario["scaling"])
         for name, columns in data.items():
             if name not in shown:
                 problems.append(f"source {name} missing")
@@ -323,7 +331,7 @@ def _figures(reading: dict, expected: Expected) -> list[str]:
         if key in ("training_loss", "training_accuracy", "training_sweep"):
             title = training_title(key, runs_done)
         elif key in ("lr_sweep", "best_loss", "best_lr") and not rates_done:
-            if not figure["title"].startswith(rates_title(key, False, 0).split("(")[0]):
+            if not figure["title"].startswith(rates_title(key, False, 0).split("…")[0]):
                 problems.append(f"figure {key} titled {figure['title']!r}")
             continue
         if figure["title"] != title:
@@ -332,7 +340,7 @@ def _figures(reading: dict, expected: Expected) -> list[str]:
         titles = VIEW_TITLES
         items = "".join(
             f"<li><b>{html.escape(titles[view])}:</b> "
-            f"{html.escape(summary(view, results).text)}</li>"
+            f"{plain_html(summary(view, results).text)}</li>"
             for view in expected.views()
         )
         if html.unescape(reading["summary"]["text"]) != f"<ul>{items}</ul>":
@@ -342,13 +350,11 @@ def _figures(reading: dict, expected: Expected) -> list[str]:
 
 # The learning section's sources are compared where the descent they draw is smooth:
 # where it is chaotic the last bits of the worker's numpy and this machine's make the
-# runs part (tests/test_training.py). A twin computed here from a start nudged by
-# NUDGE (the variance, so W_Q and W_K scale by 1 + NUDGE / 2) tells which entries are
-# smooth: those the nudge moves by less than DATA_RTOL, an amplification under 1e3,
-# so that the worker's last-bit differences (1e-16) move them by under 1e-13.
-NUDGE = 1e-12
+# runs part (tests/test_training.py). The twins trained here from a start nudged by
+# training.NUDGE (1e-12) tell which entries are smooth: those the nudge moves by less
+# than DATA_RTOL, an amplification under 1e3, so that the worker's last-bit
+# differences (1e-16) move them by under 1e-13.
 STEP_CURVES = ("training_loss:", "training_accuracy:")  # per step: smooth up to a step
-BEST_POINTS = ("best_loss:", "best_lr:", "lr_sweep:best")  # the minima over eta
 
 
 def _compare_source(name, page: dict, here: dict, twin: dict | None) -> list[str]:
@@ -369,8 +375,6 @@ def _compare_source(name, page: dict, here: dict, twin: dict | None) -> list[str
         smooth = np.isclose(t, b, rtol=DATA_RTOL, atol=0)
         if name.startswith(STEP_CURVES):
             smooth = np.cumprod(smooth).astype(bool)  # a trajectory parts for good
-        if name.startswith(BEST_POINTS):
-            continue  # minima over eta: checked against the page's own curves
         if not np.allclose(a[smooth], b[smooth], rtol=DATA_RTOL, atol=0):
             problems.append(f"source {name}.{column}: {a[smooth][:6]} != {b[smooth][:6]}")
     return problems
@@ -397,18 +401,3 @@ def _compare_column(name, column, page_values, values) -> list[str]:
             f"{where[0]}: {a[where[:4]]} != {b[where[:4]]}"
         ]
     return []
-
-
-def _best_points(shown: dict, rule: str) -> list[str]:
-    """The current rule's best loss and best eta on the page are its curves' own."""
-    curves = [v for k, v in shown.items() if k.startswith("lr_sweep:") and k != "lr_sweep:best"]
-    if not curves or not curves[0]["y"]:
-        return []
-    loss = np.array([c["y"] for c in curves])
-    etas = np.array(curves[0]["eta"])
-    problems = []
-    if not np.array_equal(shown[f"best_loss:{rule}"]["y"], loss.min(axis=1)):
-        problems.append("best loss on the page is not its curves' lowest")
-    if not np.array_equal(shown[f"best_lr:{rule}"]["y"], etas[loss.argmin(axis=1)]):
-        problems.append("best eta on the page is not where its curves are lowest")
-    return problems

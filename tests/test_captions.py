@@ -74,7 +74,7 @@ def test_the_spread_caption_names_exactly_the_rules_that_stay_flat(variance, tem
     assert np.allclose(curves["qk_norm"]["logit_std"][4:], 1 / temperature, rtol=0.1)
     results = Results(settings, 2.0, simulate(settings), curves, {})
     shown = caption("spread", results).text
-    assert "dividing by √d_k holds it at v/T, and QK-norm at about 1/T" in shown
+    assert "dividing by √d_k holds it at v/T, and QK-norm near 1/T" in " ".join(shown.split())
     assert "Only" not in shown
 
 
@@ -82,7 +82,7 @@ def test_the_spread_caption_names_exactly_the_rules_that_stay_flat(variance, tem
 def results_512():
     """The page's results at d_k = 512 without scaling (its training runs at η = 2)."""
     settings = Settings(d_k=512, variance=1.0, scaling="none")
-    runs = training_sweep(settings, POWERS)
+    runs = training_sweep(settings, POWERS, twins=True)
     return Results(settings, 2.0, simulate(settings), sweep(settings, POWERS), runs)
 
 
@@ -108,22 +108,20 @@ def test_the_gradient_summary_reports_the_rise_the_collapse_and_the_spread():
 
 
 def test_the_training_sweep_caption_says_what_the_runs_at_the_defaults_do(results_512):
-    """At v = 1 and η = 2: the unscaled model keeps most of its loss from d_k = 128 on,
-    its rows one-hot on the wrong keys by the end (not from the start: its median row's
-    largest weight starts at 0.88 at d_k = 128, and its gradient is larger than ÷ √d_k's);
-    ÷ √d_k ends above 1% of its starting loss at some d_k; d_k 1 and 2 fail."""
+    """At v = 1 and η = 2: the unscaled rows start one-hot from d_k = 512 on (at 256 the
+    median row's largest weight starts at 0.95), its runs from d_k = 32 on are chaotic
+    (their ends are never read: they are marked), ÷ √d_k's only at d_k = 1 to 4. The
+    table marks each chaotic run with a †."""
     said = caption("training_sweep", results_512)
     claims = dict(said.claims)
-    assert claims["none_stalls_at_large_d_k"] and claims["none_ends_one_hot_wrong"]
-    assert not claims["sqrt_trains_everywhere"] and claims["tiny_d_k_fails"]
-    assert "keeps most of its starting loss from d_k = 128 on" in said.text
+    assert claims["none_starts_one_hot"] and claims["none_chaotic_somewhere"]
+    assert "rows start one-hot from d_k = 512 on" in said.text
     runs = results_512.runs
-    for d in POWERS[7:]:
-        none = runs[d]["none"]
-        assert none.loss[-1] > 0.4 * none.loss[0] and none.accuracy[-1] < 0.5
-        assert none.max_weight[-1] > 0.99 and none.grad_norm[0] > runs[d]["sqrt"].grad_norm[0]
-    assert runs[64]["none"].loss[-1] < 0.01 * runs[64]["none"].loss[0]
-    assert runs[128]["none"].max_weight[0] < 0.9
+    assert runs[256]["none"].max_weight[0] < 0.99 < runs[512]["none"].max_weight[0]
+    assert {d for d in POWERS if runs[d]["none"].chaotic} >= {64, 128, 256, 512, 1024}
+    assert not any(runs[d]["sqrt"].chaotic for d in POWERS if d >= 16)
+    table = summary("training_sweep", results_512).text
+    assert f"| none | {runs[16]['none'].loss[-1]:.3g} | {runs[64]['none'].loss[-1]:.3g} †" in table
     while_training = replace(results_512, runs={512: runs[512]})
     assert dict(caption("training_sweep", while_training).claims) == {"complete": False}
 

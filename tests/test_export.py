@@ -6,17 +6,18 @@ import io
 import numpy as np
 
 from app.export import COLUMNS, scenario_csv
+from app.rates import CURVE_D_KS, EDGE_D_KS, EDGE_RULES, LEARNING_RATES, learning_rates
 from app.scenario import D_K_OPTIONS
 from app.simulation import SCALING_RULES, Settings, simulate
 from app.sweep import sweep
-from app.training import learning_rate_sweep, training_sweep
+from app.training import training_sweep
 
 
 def test_the_csv_holds_every_curve_the_draw_and_the_training_runs_exactly():
     settings = Settings(d_k=16, variance=1.0, scaling="power", n_keys=8, n_queries=4)
     curves, snap = sweep(settings, D_K_OPTIONS), simulate(settings)
     runs = training_sweep(settings, [2, 16])  # as while the page still trains
-    rates = learning_rate_sweep(settings, [4, 16], [1.0, 10.0, 100.0], steps=20)
+    rates = learning_rates(settings, steps=20)
     text = scenario_csv("?d_k=16&scaling=power", curves, snap, runs, rates)
     first, *lines = text.splitlines()
     assert first == "# Attention Scaling Lab, scenario ?d_k=16&scaling=power"
@@ -28,7 +29,9 @@ def test_the_csv_holds_every_curve_the_draw_and_the_training_runs_exactly():
     assert sections.count("draw") == 3 * 4 * 8
     assert sections.count("training") == 2 * len(SCALING_RULES) * 201
     assert sections.count("training_sweep") == 2 * len(SCALING_RULES)
-    assert sections.count("learning_rates") == len(SCALING_RULES) * 2 * (1 + 2 * 3)
+    curves_rows = len(SCALING_RULES) * len(CURVE_D_KS) * (1 + 2 * len(LEARNING_RATES))
+    assert sections.count("learning_rates") == curves_rows
+    assert sections.count("edges") == len(EDGE_RULES) * len(EDGE_D_KS)
     for r in rows:  # every value read back is the very float it was written from
         if r["section"] == "sweep":
             i = D_K_OPTIONS.index(int(r["d_k"]))
@@ -48,6 +51,9 @@ def test_the_csv_holds_every_curve_the_draw_and_the_training_runs_exactly():
                 j = list(rates.learning_rates).index(float(r["learning_rate"]))
                 table = rates.loss if r["quantity"] == "final_loss" else rates.accuracy
                 assert float(r["value"]) == table[r["rule"]][i, j]
+        elif r["section"] == "edges":
+            edge = rates.edge[r["rule"]][list(rates.edge_d_ks).index(int(r["d_k"]))]
+            assert r["value"] == "" if np.isnan(edge) else float(r["value"]) == edge
         else:
             assert float(r["value"]) == runs[int(r["d_k"])][r["rule"]].loss[-1]
     weights = np.array([float(r["value"]) for r in rows if r["quantity"] == "weight"])

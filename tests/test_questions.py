@@ -11,7 +11,9 @@ from functools import cache
 import numpy as np
 import pytest
 
+from app import rates
 from app.questions import OTHER_VIEWS, QUESTIONS, question
+from app.rates import COLLAPSE_SPREAD, learning_rates
 from app.results import Results
 from app.scenario import (
     ALPHA_LABELS,
@@ -26,7 +28,7 @@ from app.scenario import (
 )
 from app.simulation import Settings, simulate
 from app.sweep import sweep
-from app.training import PAGE_TOKENS, learning_rate_sweep, training_sweep
+from app.training import PAGE_TOKENS, training_sweep
 from app.words import text
 
 TRAINING_PENDING = text("notices", "training pending")
@@ -66,7 +68,8 @@ def settings_of(values: dict) -> tuple[Settings, float]:
 
 @cache
 def training_runs(training: Settings, learning_rate: float) -> dict:
-    return training_sweep(training, D_K_OPTIONS, learning_rate=learning_rate)
+    """As the page trains them: with twins, so that each run knows if it is chaotic."""
+    return training_sweep(training, D_K_OPTIONS, learning_rate=learning_rate, twins=True)
 
 
 def training_settings(settings: Settings) -> Settings:
@@ -82,15 +85,15 @@ def runs_for(settings: Settings, learning_rate: float) -> dict:
 
 @cache
 def rates_for(training: Settings):
-    """The page's learning-rate sweep."""
-    return learning_rate_sweep(training)
+    """The page's learning rates, far past the slider."""
+    return learning_rates(training)
 
 
 @cache
 def evidence_of(items: tuple) -> Results:
     s, learning_rate = settings_of(dict(items))
     runs, rates = runs_for(s, learning_rate), rates_for(training_settings(s))
-    return Results(s, learning_rate, simulate(s), sweep(s, D_K_OPTIONS), runs, None, rates, 325)
+    return Results(s, learning_rate, simulate(s), sweep(s, D_K_OPTIONS), runs, None, rates, 1.0)
 
 
 def evidence(values: dict) -> Results:
@@ -214,10 +217,10 @@ def initial_loss(run, rule, settings, d_k):
     return np.sum((p - np.eye(len(p))) ** 2) / (2 * len(p))
 
 
-TRAINING_METRICS = ("loss", "loss0", "kept", "accuracy")
+TRAINING_METRICS = ("loss", "loss0", "kept", "accuracy", "mark", "start_weight")
 CURVE_KEY = re.compile(
     r"^(none|sqrt|linear|qk_norm|power)_(spread|max_weight|entropy|saturated|grad_p10|grad_p90"
-    r"|grad|loss0|loss|kept|accuracy|best)(?:_(\d+))?$"
+    r"|grad|loss0|loss|kept|accuracy|best|edge|mark|start_weight)(?:_(\d+))?$"
 )
 
 
@@ -229,9 +232,19 @@ def expected(name: str, e: Results):
     label = ALPHA_LABELS[ALPHA_OPTIONS.index(s.alpha)]
     if match := CURVE_KEY.match(name):
         r, kind, at = match[1], match[2], int(match[3] or d)
-        if kind == "best":  # the lowest final loss over the sweep's learning rates there
-            return e.rates.loss[r][list(e.rates.d_ks).index(at)].min()
+        if kind == "best":  # the lowest final loss over the learning rates there, in % of start
+            i = list(e.rates.d_ks).index(at)
+            return 100 * e.rates.loss[r][i].min() / e.rates.start[r][i]
+        if kind == "edge":  # the edge found there, written out
+            edge = e.rates.edge[r][list(e.rates.edge_d_ks).index(at)]
+            if math.isnan(edge):
+                return "–"
+            return f"> {rates.LARGEST_RATE:g}" if math.isinf(edge) else f"{edge:.3g}"
         run = e.runs.get(at, {}).get(r)
+        if kind == "mark":  # a chaotic run's numbers are marked
+            return " †" if run.chaotic else ""
+        if kind == "start_weight":  # the median row's largest weight before the first step
+            return np.median(rows_of_run(run, r, s, at).max(axis=1))
         if kind == "loss0":
             return initial_loss(run, r, s, at)
         if kind == "kept":
@@ -305,16 +318,10 @@ def expected(name: str, e: Results):
         "tokens": lambda: min(n, PAGE_TOKENS),
         "none_kept": lambda: runs["none"].loss[-1] / runs["none"].loss[0],
         "sqrt_kept": lambda: runs["sqrt"].loss[-1] / runs["sqrt"].loss[0],
-        "lowest_at_1024": lambda: NAMES.get(
-            min(("sqrt", "power", "linear", "none"), key=lambda r: e.runs[1024][r].loss[-1]),
-            "÷ d_k^α",
-        ),
-        "none_start_weight_1024": lambda: np.median(
-            rows_of_run(e.runs[1024]["none"], "none", s, 1024).max(axis=1)
-        ),
-        "start_loss": lambda: np.median(
-            [initial_loss(e.runs[d]["sqrt"], "sqrt", s, d) for d in (16, 64, 256, 1024)]
-        ),
+        "none_collapse_d_k": lambda: (COLLAPSE_SPREAD * t / v) ** 2,  # s = sqrt(d_k) v / T
+        "collapse_spread": lambda: COLLAPSE_SPREAD,
+        "v_t": lambda: v / t,
+        "d_model": lambda: 16,
         "row": lambda: row + 1,
         "row_std": lambda: mine["logits"][row].std(),
         "row_min": lambda: mine["logits"][row].min(),
@@ -375,7 +382,7 @@ def check_numbers(step, e: Results):
 
 def test_slugs_are_unique_short_and_url_safe():
     slugs = [q.slug for q in QUESTIONS]
-    assert len(set(slugs)) == len(slugs) == 14
+    assert len(set(slugs)) == len(slugs) == 15
     for slug in slugs:
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", slug) and len(slug) <= 24
         assert question(slug).slug == slug

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from app.page import AttentionLab
+from app.rates import CURVE_D_KS
 from app.scenario import SECTIONS, VIEWS
 from app.sections import SECTION_FIGURES, VIEW_TITLES
 from app.sections.figures import LOG_FLOOR
 from app.style import RULE_COLORS
-from app.training import SWEEP_D_KS
 
 # Panel 1.9 warns of what Panel 2 renames (a widget's ``name``, a button's type); the
 # page runs under the pinned Panel 1.9: not these tests' subject.
@@ -86,10 +86,10 @@ def test_the_learning_rate_views_follow_the_rule_and_d_k_on_screen():
     rates, sources = lab.training.rates, lab.sections["learning"].sources
     assert rates is not None  # swept once the page went live (here: at once)
     lab.scenario.scaling = "linear"
-    for i, d_k in enumerate(SWEEP_D_KS):
+    for i, d_k in enumerate(CURVE_D_KS):
         shown = sources[f"lr_sweep:{d_k}"].data["y"]
         assert np.array_equal(shown, np.maximum(rates.loss["linear"][i], LOG_FLOOR))
-    assert sources["lr_sweep:best"].data["color"] == [RULE_COLORS["linear"]] * len(SWEEP_D_KS)
+    assert sources["lr_sweep:edge"].data["color"] == [RULE_COLORS["linear"]] * len(CURVE_D_KS)
     lab.scenario.d_k = 256
     for key in ("best_loss", "best_lr"):
         assert sources[f"{key}:marker"].data["d_k"] == [256]

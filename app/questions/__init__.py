@@ -18,7 +18,7 @@ Numpy and the app's pure-Python modules only: no Panel, no Bokeh.
 """
 
 from app.questions.choices import ADDITIVE, ADJUST, ALWAYS, INTERACTION, STABILITY
-from app.questions.learning import GRADIENTS, QUALITY, SKIP, WHY_SQUARE_ROOT
+from app.questions.learning import GRADIENTS, ONE_RATE, QUALITY, SKIP, WHY_SQUARE_ROOT
 from app.questions.scores import COMPONENTS, FACTOR, PURPOSE, SOFTMAX_OUTPUT, TYPICAL
 from app.questions.steps import OTHER_VIEWS, Question, RatesPending, Step, TrainingPending
 
@@ -40,6 +40,7 @@ QUESTIONS = (
     SKIP,
     SOFTMAX_OUTPUT,
     WHY_SQUARE_ROOT,
+    ONE_RATE,
     STABILITY,
     INTERACTION,
     COMPONENTS,

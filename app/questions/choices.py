@@ -13,7 +13,13 @@ import numpy as np
 from app import theory
 from app.precision import EXP_LIMITS, naive_overflow_shares
 from app.questions import reading as read
-from app.questions.reading import BFLOAT16_BITS, LEARNS_BELOW, SAME_WEIGHTS, TRAINING_D_KS
+from app.questions.reading import (
+    BARELY_MOVES_ABOVE,
+    BFLOAT16_BITS,
+    LEARNS_BELOW,
+    SAME_WEIGHTS,
+    TRAINING_D_KS,
+)
 from app.questions.steps import Question, Step
 from app.simulation import SATURATION, layer_norm, simulate
 
@@ -110,7 +116,11 @@ def _mu_p(r):
         read.setting(r)
         | read.curve(r, ["linear", "sqrt"], ["spread", "entropy"])
         | runs
-        | {"root": math.sqrt(r.settings.d_k), "linear_learns": runs["linear_kept"] < LEARNS_BELOW}
+        | {
+            "root": math.sqrt(r.settings.d_k),
+            "linear_learns": runs["linear_kept"] < LEARNS_BELOW,
+            "linear_barely_moves": runs["linear_kept"] > BARELY_MOVES_ABOVE,
+        }
     )
 
 
@@ -158,6 +168,7 @@ def _small_d_k(r):
     )
     return numbers | {
         "none_above_threshold": numbers["none_spread"] > numbers["threshold"],
+        "any_chaotic": numbers["none_chaotic"] or numbers["sqrt_chaotic"],
         "none_ahead": numbers["none_loss"] < numbers["sqrt_loss"],
     }
 

@@ -10,9 +10,11 @@ import numpy as np
 from app import theory
 from app.questions import reading as read
 from app.questions.reading import LEARNS_BELOW, STALLED_ABOVE, TRAINING_D_KS
-from app.questions.steps import Question, Step
+from app.questions.steps import Question, Step, TrainingPending
+from app.rates import LEARNING_RATES
 from app.simulation import SATURATION
-from app.style import RULE_NAMES, fraction
+from app.style import fraction
+from app.training import DEFAULT_D_MODEL
 
 # 4. Why does scaling prevent unstable gradients in training?
 
@@ -40,13 +42,15 @@ def _gradient_spread(r):
 
 def _learning(r):
     """Loss and accuracy before and after training, none against sqrt, at the current d_k;
-    whether the unscaled run stalls while the scaled one learns, or ends lower."""
+    whether a run is chaotic; if not, whether the unscaled run stalls while the scaled
+    one learns, or ends lower."""
     runs = read.trained(r, ["none", "sqrt"])
     return (
         read.setting(r)
         | runs
         | {
             "tokens": r.runs[r.settings.d_k]["sqrt"].x.shape[0],
+            "none_start_weight": float(r.runs[r.settings.d_k]["none"].max_weight[0]),
             "none_stalls_sqrt_learns": runs["none_kept"] > STALLED_ABOVE
             and runs["sqrt_kept"] < LEARNS_BELOW,
             "none_ahead": runs["none_loss"] < runs["sqrt_loss"],
@@ -75,15 +79,17 @@ def _one_hot_rows(r):
 
 
 def _learning_sweep(r):
-    """Final losses of none and sqrt at TRAINING_D_KS, and the share of its initial loss
-    each keeps at the current d_k."""
+    """Final losses of none and sqrt at TRAINING_D_KS, the share of its initial loss each
+    keeps at the current d_k, which runs are chaotic, and where the theory puts the
+    unscaled model's collapse."""
     runs = read.trained_sweep(r, ["none", "sqrt"]) | read.trained(r, ["none", "sqrt"])
     return (
         read.setting(r)
         | runs
-        | read.rates(r, [], need=False)
+        | read.collapse(r)
         | read.none_against_sqrt(runs, [f"_{d}" for d in TRAINING_D_KS])
         | {
+            "none_start_weight": float(r.runs[r.settings.d_k]["none"].max_weight[0]),
             "none_stalls": runs["none_kept"] > STALLED_ABOVE,
             "none_stalls_sqrt_learns": runs["none_kept"] > STALLED_ABOVE
             and runs["sqrt_kept"] < LEARNS_BELOW,
@@ -145,20 +151,10 @@ def _every_rule_spread(r):
 
 
 def _every_rule_training(r):
-    """Final losses of sqrt, power, linear and none at TRAINING_D_KS; which ends lowest at
-    d_k = 1024."""
+    """Final losses of sqrt, power, linear and none at TRAINING_D_KS (chaotic runs
+    marked); once computed, the edges of sqrt, power and linear far past the slider."""
     rules = ["sqrt", "power", "linear", "none"]
-    runs = read.trained_sweep(r, rules)
-    lowest = min(rules, key=lambda rule: runs[f"{rule}_loss_1024"])
-    return (
-        read.setting(r)
-        | runs
-        | (read.rates(r, ["sqrt", "power"]) if r.rates is not None else {"swept": False})
-        | {
-            "sqrt_lowest_at_1024": runs["sqrt_loss_1024"] <= runs[f"{lowest}_loss_1024"],
-            "lowest_at_1024": RULE_NAMES[lowest],
-        }
-    )
+    return read.setting(r) | read.trained_sweep(r, rules) | read.rates(r, rules[:3], need=False)
 
 
 WHY_SQUARE_ROOT = Question(
@@ -176,20 +172,19 @@ WHY_SQUARE_ROOT = Question(
 
 
 def _quality(r):
-    """The lowest losses over the learning-rate sweep of none and sqrt at d_k = 64, 256
-    and 1024; whether no η trains the unscaled model at 1024, and if its rows start
-    saturated there."""
-    runs = read.trained_sweep(r, ["none", "sqrt"])
-    start_weight = float(r.runs[1024]["none"].max_weight[0])  # median over rows, step 0
-    grid = r.rates.learning_rates if r.rates is not None else ()
+    """The lowest losses over η of none and sqrt at the curves' d_k, as shares of their
+    starts; where the theory puts the unscaled model's collapse; whether its rows start
+    saturated at d_k = 1024."""
+    start_weight = float(r.runs[1024]["none"].max_weight[0]) if 1024 in r.runs else None
+    if start_weight is None:
+        raise TrainingPending(1024)
     return (
         read.setting(r)
-        | runs
         | read.rates(r, ["none", "sqrt"])
+        | read.collapse(r)
         | {
-            "eta_low": float(grid[0]),
-            "eta_high": float(grid[-1]),
-            "start_loss": float(np.median([runs[f"sqrt_loss0_{d}"] for d in TRAINING_D_KS])),
+            "eta_low": LEARNING_RATES[0],
+            "eta_high": LEARNING_RATES[-1],
             "none_start_weight_1024": start_weight,
             "none_starts_saturated_at_1024": start_weight > SATURATION,
         }
@@ -199,4 +194,30 @@ def _quality(r):
 QUALITY = Question(
     "model-quality",
     (Step({"d_k": 1024, "scaling": "none"}, "training_sweep", _quality),),
+)
+
+
+# 15. Does ÷ √d_k let one learning rate serve every d_k?
+
+
+def _one_rate(r):
+    """The edges of sqrt, power and linear at the curves' d_k; whether sqrt's edge at
+    every d_k past 16 is at least its edge at 16 (then an η that trains at 16 trains at
+    every larger d_k), and whether it trains anywhere."""
+    numbers = read.setting(r) | read.rates(r, ["sqrt", "power", "linear"])
+    edges = r.rates.edge["sqrt"]
+    at = list(r.rates.edge_d_ks)
+    past = edges[at.index(16) :]
+    s = r.settings
+    return numbers | {
+        "d_model": DEFAULT_D_MODEL,
+        "v_t": s.variance / s.temperature,
+        "sqrt_trains": bool((~np.isnan(edges)).any()),
+        "sqrt_carries": bool(np.all(~np.isnan(past)) and np.all(past[1:] >= past[0])),
+    }
+
+
+ONE_RATE = Question(
+    "one-learning-rate",
+    (Step({"d_k": 64, "scaling": "sqrt"}, "best_lr", _one_rate),),
 )

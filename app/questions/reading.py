@@ -7,6 +7,7 @@ import numpy as np
 
 from app import softmax, theory
 from app.questions.steps import RatesPending, TrainingPending
+from app.rates import COLLAPSE_SPREAD, theory_checked, written
 from app.results import Results
 from app.style import fraction, rule_name
 from app.training import DEFAULT_STEPS
@@ -15,6 +16,7 @@ TRAINING_D_KS = (16, 64, 256, 1024)  # the d_k of answers that read the training
 BFLOAT16_BITS = 8  # significant bits of bfloat16 (7 stored, 1 implicit)
 STALLED_ABOVE = 0.4  # a run "stalls" that keeps more than this share of its starting loss
 LEARNS_BELOW = 0.1  # a run "learns" that ends below this share of its starting loss
+BARELY_MOVES_ABOVE = 0.9  # a run "barely moves" that keeps more than this share of it
 SAME_WEIGHTS = 1e-9  # two softmaxes of one knob c/T differ by rounding only
 
 
@@ -73,9 +75,10 @@ def decades(r: Results, rule: str) -> float:
 
 
 def trained(r: Results, rules, d_k=None) -> dict:
-    """``{rule}_loss``, ``_loss0``, ``_kept`` (their ratio) and ``_accuracy`` after and
-    before training at the current d_k, or ``..._{d_k}`` at ``d_k``;
-    ``TrainingPending`` if not yet run."""
+    """``{rule}_loss``, ``_loss0``, ``_kept`` (their ratio), ``_accuracy`` after and before
+    training at the current d_k, or ``..._{d_k}`` at ``d_k``; ``_chaotic``, whether the run
+    is (its end then depends on rounding: no condition may read it), and ``_mark``, a †
+    on a chaotic run's numbers; ``TrainingPending`` if not yet run."""
     at = r.settings.d_k if d_k is None else d_k
     if at not in r.runs:
         raise TrainingPending(at)
@@ -88,40 +91,70 @@ def trained(r: Results, rules, d_k=None) -> dict:
             f"{rule}_loss0{suffix}": float(run.loss[0]),
             f"{rule}_kept{suffix}": run.kept,
             f"{rule}_accuracy{suffix}": float(run.accuracy[-1]),
+            f"{rule}_chaotic{suffix}": run.chaotic,
+            f"{rule}_mark{suffix}": " †" if run.chaotic else "",
         }
     return numbers
 
 
 def trained_sweep(r: Results, rules) -> dict:
-    """``trained`` at every d_k of ``TRAINING_D_KS``."""
+    """``trained`` at every d_k of ``TRAINING_D_KS``, and ``any_chaotic``: whether any of
+    those runs is."""
     numbers = {}
     for d_k in TRAINING_D_KS:
         numbers |= trained(r, rules, d_k)
-    return numbers
+    chaotic = [numbers[f"{rule}_chaotic_{d}"] for rule in rules for d in TRAINING_D_KS]
+    return numbers | {"any_chaotic": any(chaotic)}
 
 
 def rates(r: Results, rules, need: bool = True) -> dict:
-    """``{rule}_best_{d_k}``, each rule's lowest loss over the learning-rate sweep at each
-    of its d_k; ``swept``; and whether every η leaves the unscaled run above
-    STALLED_ABOVE of its starting loss at d_k = 1024. ``RatesPending`` while the sweep
-    computes, unless not ``need``ed (then only ``swept``, false)."""
+    """``{rule}_best_{d_k}``, each rule's lowest loss over η at each d_k of the curves, as
+    a percentage of its start, and ``{rule}_edge_{d_k}``, its edge of stability there, written
+    out (– where none); ``swept``. ``RatesPending`` while they compute, unless not ``need``ed (then
+    only ``swept``, false)."""
     if r.rates is None:
         if need:
             raise RatesPending
-        return {"swept": False, "none_stalls_at_every_eta_at_1024": False}
+        return {"swept": False}
     numbers = {"swept": True}
     for rule in rules:
-        lowest = r.rates.best(rule)[0]
+        lowest = 100 * r.rates.best(rule)[0] / r.rates.start[rule]
         numbers |= {f"{rule}_best_{d}": float(x) for d, x in zip(r.rates.d_ks, lowest, strict=True)}
-    at = list(r.rates.d_ks).index(1024)
-    kept = r.rates.best("none")[0][at] / r.rates.start["none"][at]
-    return numbers | {"none_stalls_at_every_eta_at_1024": bool(kept > STALLED_ABOVE)}
+        edges = r.rates.edge.get(rule)
+        if edges is not None:
+            numbers |= {
+                f"{rule}_edge_{d}": written(x)
+                for d, x in zip(r.rates.edge_d_ks, edges, strict=True)
+            }
+    return numbers
+
+
+def collapse(r: Results) -> dict:
+    """Where the theory puts the unscaled model's collapse: ``none_collapse_d_k``, the d_k
+    past which its starting logits spread beyond the COLLAPSE_SPREAD where no η trains
+    it, and ``none_collapses``, whether the theory was checked here and that d_k is on
+    the learning-rate views' axis."""
+    s = r.settings
+    at = (COLLAPSE_SPREAD * s.temperature / s.variance) ** 2  # s = sqrt(d_k) v / T
+    axis = (r.rates.d_ks[0], r.rates.d_ks[-1]) if r.rates is not None else (16, 65536)
+    return {
+        "none_collapse_d_k": at,
+        "collapse_spread": COLLAPSE_SPREAD,
+        "none_collapses": bool(theory_checked(s) and axis[0] < at < axis[-1]),
+    }
 
 
 def none_against_sqrt(numbers: dict, suffixes) -> dict:
-    """Where the unscaled run ends lower than the ÷ √d_k one, at the d_k of ``suffixes``."""
-    ahead = [numbers[f"none_loss{x}"] < numbers[f"sqrt_loss{x}"] for x in suffixes]
-    return {"none_ahead_somewhere": any(ahead), "none_ahead_everywhere": all(ahead)}
+    """Where the unscaled run ends lower than the ÷ √d_k one, at the d_k of ``suffixes``
+    where neither run is chaotic (``none_ahead_somewhere``, ``_everywhere``)."""
+    smooth = [
+        x for x in suffixes if not (numbers[f"none_chaotic{x}"] or numbers[f"sqrt_chaotic{x}"])
+    ]
+    ahead = [numbers[f"none_loss{x}"] < numbers[f"sqrt_loss{x}"] for x in smooth]
+    return {
+        "none_ahead_somewhere": any(ahead),
+        "none_ahead_everywhere": len(smooth) == len(suffixes) and all(ahead),
+    }
 
 
 def spread_theory(r: Results, c: float) -> float:

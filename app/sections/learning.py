@@ -2,21 +2,23 @@
 
 ``app.training`` trains one attention layer per rule for DEFAULT_STEPS steps
 at the learning rate on the slider: its loss and accuracy against step at the
-current d_k, and the loss after training against d_k. Then at every learning
-rate of a grid (``training.learning_rate_sweep``): the loss against η at a few
-d_k for the current rule, and for every rule the best loss over η and where
-the best η sits, against d_k.
+current d_k, and the loss after training against d_k (a run whose end depends
+on rounding, chaotic, is drawn dashed). Then, far past the slider
+(``app.rates``): the loss against η at a few d_k for the current rule, each
+rule's best loss over η, and each rule's edge of stability (the largest η that
+trains) with its theory, against d_k.
 """
 
 from typing import ClassVar
 
 import numpy as np
-from bokeh.models import CDSView, IndexFilter, LabelSet, Range1d
+from bokeh.models import CDSView, IndexFilter, Label, Range1d, Span
 
+from app.rates import CURVE_D_KS, EDGE_D_KS, LEARNING_RATES, THEORY_D_KS
 from app.sections.figures import LOG_FLOOR, SectionFigures
 from app.simulation import SCALING_RULES
 from app.style import RULE_COLORS, RULE_MARKERS
-from app.training import DEFAULT_STEPS, SWEEP_D_KS, SWEEP_LEARNING_RATES
+from app.training import DEFAULT_D_MODEL, DEFAULT_STEPS
 
 TRAINING_FIGURES = {
     "training_loss": "Training: loss against step",
@@ -24,13 +26,15 @@ TRAINING_FIGURES = {
     "training_sweep": "Training: final loss against d_k",
 }
 RATE_FIGURES = {
-    "lr_sweep": "Learning rate: loss against η",
+    "lr_sweep": f"Learning rate: loss against η (d_model = {DEFAULT_D_MODEL})",
     "best_loss": "Learning rate: best loss against d_k",
-    "best_lr": "Learning rate: best η against d_k",
+    "best_lr": "Learning rate: the largest η that trains, against d_k",
 }
-# The loss-against-η curves, one per d_k of SWEEP_D_KS in the current rule's colour,
-# the larger d_k the darker.
-D_K_ALPHAS = np.linspace(0.3, 1.0, len(SWEEP_D_KS))
+# The loss-against-η curves, one per d_k of CURVE_D_KS in the current rule's colour,
+# the larger d_k the darker, each named in the figure's legend.
+D_K_ALPHAS = np.linspace(0.3, 1.0, len(CURVE_D_KS))
+# The rate figures against d_k reach far past the slider.
+RATE_D_K_RANGE = (EDGE_D_KS[0] / 1.5, EDGE_D_KS[-1] * 1.5)
 # The highlighted rule's line is wider; markers every so many steps.
 LINE_WIDTH, HIGHLIGHT_WIDTH = 1.5, 3.5
 MARKER_EVERY = 25
@@ -85,64 +89,68 @@ class Learning(SectionFigures):
         self._rule_curves(sweep, "training_sweep", band=False)
         self._model_heads(sweep)
         self._marker(sweep, "training_sweep")
+        chaotic = self._source("training_sweep:chaotic", d_k=[], y=[])
+        sweep.scatter("d_k", "y", source=chaotic, marker="x", size=12, color="black", line_width=2)
         self._rate_figures()
 
     def _rate_figures(self):
-        """The loss against η per d_k, and each rule's best loss and best η against d_k."""
-        eta_range = Range1d(SWEEP_LEARNING_RATES[0] / 1.5, SWEEP_LEARNING_RATES[-1] * 1.5)
+        """The loss against η per d_k; each rule's best loss, and its edge with the edge's
+        theory, against d_k far past the slider."""
         rates = self._figure(
             "lr_sweep",
             "learning rate η",
             "loss after training (log)",
             x_axis_type="log",
             y_axis_type="log",
-            x_range=eta_range,
+            x_range=Range1d(LEARNING_RATES[0] / 1.5, LEARNING_RATES[-1] * 1.5),
         )
         self._eta_lines = []
-        for d_k, alpha in zip(SWEEP_D_KS, D_K_ALPHAS, strict=True):
+        for d_k, alpha in zip(CURVE_D_KS, D_K_ALPHAS, strict=True):
             src = self._source(f"lr_sweep:{d_k}", eta=[], y=[])
-            line = rates.line("eta", "y", source=src, line_width=2, line_alpha=alpha)
+            line = rates.line(
+                "eta", "y", source=src, line_width=2, line_alpha=alpha, legend_label=f"d_k = {d_k}"
+            )
             self._eta_lines.append(line)
-        best = self._source("lr_sweep:best", eta=[], y=[], d_k=[], label=[], color=[])
+        rates.legend.location = "bottom_left"
+        rates.legend.background_fill_alpha = 0.7
+        edges = self._source("lr_sweep:edge", eta=[], y=[], color=[])
         rates.scatter(
             "eta",
             "y",
-            source=best,
+            source=edges,
             marker="diamond",
             size=11,
             fill_color="color",
             line_color="black",
         )
-        rates.add_layout(  # each curve named at its lowest point
-            LabelSet(
-                x="eta",
-                y="y",
-                text="label",
-                source=best,
-                x_offset=7,
-                y_offset=-4,
-                text_font_size="9pt",
-                text_color="#333333",
-            )
-        )
-        for key, y_label, y_type in (
-            ("best_loss", "lowest loss over η (log)", "log"),
-            ("best_lr", "best learning rate η", "log"),
+        for key, y_label in (
+            ("best_loss", "lowest loss over η (log)"),
+            ("best_lr", "largest η that trains (log)"),
         ):
             fig = self._figure(
-                key, "d_k (key dimension)", y_label, x_axis_type="log", y_axis_type=y_type
+                key,
+                "d_k (key dimension)",
+                y_label,
+                x_axis_type="log",
+                y_axis_type="log",
+                x_range=Range1d(*RATE_D_K_RANGE),
             )
+            if key == "best_lr":
+                self._theory_lines(fig, key)
             self._rule_curves(fig, key, band=False)
             self._model_heads(fig)
             self._marker(fig, key)
-        edges = self.figures["best_lr"]  # the grid's ends: a best η there may lie beyond
-        for eta in (SWEEP_LEARNING_RATES[0], SWEEP_LEARNING_RATES[-1]):
-            edges.line(
-                [SWEEP_D_KS[0], SWEEP_D_KS[-1]],
-                [eta, eta],
-                line_color="black",
-                line_dash="dotted",
-                line_width=1.5,
+            fig.add_layout(Span(location=DEFAULT_D_MODEL, dimension="height", line_dash="dotted"))
+            fig.add_layout(
+                Label(
+                    x=DEFAULT_D_MODEL,
+                    y=0,
+                    y_units="screen",
+                    x_offset=3,
+                    y_offset=3,
+                    text=f"d_model = {DEFAULT_D_MODEL}",
+                    text_font_size="9pt",
+                )
             )
 
     def show_training(self, results):
@@ -163,6 +171,7 @@ class Learning(SectionFigures):
                 self.sources[f"training_accuracy:{rule}"].data = {"step": step, "y": run.accuracy}
                 for line in self._lines[rule]:
                     line.glyph.line_width = HIGHLIGHT_WIDTH if rule == s.scaling else LINE_WIDTH
+                    line.glyph.line_dash = "dashed" if run.chaotic else "solid"
         if results.complete:
             self._show_sweep(results.runs, s.d_k, s.scaling)
 
@@ -176,6 +185,11 @@ class Learning(SectionFigures):
                 "d_k": np.array(d_ks),
                 "y": np.maximum(final, LOG_FLOOR),
             }
+        chaotic = [(d, rule) for d in d_ks for rule in SCALING_RULES if runs[d][rule].chaotic]
+        self.sources["training_sweep:chaotic"].data = {
+            "d_k": [d for d, _ in chaotic],
+            "y": [max(runs[d][rule].loss[-1], LOG_FLOOR) for d, rule in chaotic],
+        }
         self.sources["training_sweep:marker"].data = {
             "d_k": [d_k],
             "y": [max(runs[d_k][rule].loss[-1], LOG_FLOOR)],
@@ -183,44 +197,63 @@ class Learning(SectionFigures):
         }
 
     def show_rates(self, results):
-        """The learning-rate sweep once done (until then its titles say how far it got):
-        the current rule's loss against η at each d_k, with its best η marked, and every
-        rule's best loss and best η against d_k."""
+        """The learning rates once computed (until then the titles say how far they have
+        got): the current rule's loss against η at each d_k, with its edge marked, and
+        every rule's best loss and edge with its theory, against d_k."""
         rates, s = results.rates, results.settings
+        done = results.rates_progress
         for key in RATE_FIGURES:
-            self.figures[key].title.text = rates_title(key, rates is not None, results.rates_done)
+            self.figures[key].title.text = rates_title(key, rates is not None, done)
         if rates is None:
             return
         rule, color = s.scaling, RULE_COLORS[s.scaling]
-        best_loss, best_eta = rates.best(rule)
-        for i, (d_k, line) in enumerate(zip(SWEEP_D_KS, self._eta_lines, strict=True)):
+        for i, (d_k, line) in enumerate(zip(CURVE_D_KS, self._eta_lines, strict=True)):
             self.sources[f"lr_sweep:{d_k}"].data = {
                 "eta": rates.learning_rates,
                 "y": np.maximum(rates.loss[rule][i], LOG_FLOOR),
             }
             line.glyph.line_color = color
-        labels = [f"d_k = {d}" for d in SWEEP_D_KS]
-        self.sources["lr_sweep:best"].data = {
-            "eta": best_eta,
-            "y": np.maximum(best_loss, LOG_FLOOR),
-            "d_k": np.array(SWEEP_D_KS),
-            "label": labels,
-            "color": [color] * len(SWEEP_D_KS),
+        lowest = rates.best(rule)[0]
+        edge = rates.edge.get(rule, np.full(len(EDGE_D_KS), np.nan))
+        at = [EDGE_D_KS.index(d_k) for d_k in CURVE_D_KS]
+        marked = np.isfinite(edge[at])  # the curves with an edge (not QK-norm's)
+        self.sources["lr_sweep:edge"].data = {
+            "eta": edge[at][marked],
+            "y": np.maximum(lowest[marked], LOG_FLOOR),
+            "color": [color] * int(marked.sum()),
         }
         for each in SCALING_RULES:
-            lowest, where = rates.best(each)
-            d_ks = np.array(SWEEP_D_KS)
             self.sources[f"best_loss:{each}"].data = {
-                "d_k": d_ks,
-                "y": np.maximum(lowest, LOG_FLOOR),
+                "d_k": rates.d_ks,
+                "y": np.maximum(rates.best(each)[0], LOG_FLOOR),
             }
-            self.sources[f"best_lr:{each}"].data = {"d_k": d_ks, "y": where}
-        shown = s.d_k in SWEEP_D_KS  # the star: the current setting, where the sweep has it
-        i = SWEEP_D_KS.index(s.d_k) if shown else 0
-        for key, values in (("best_loss", np.maximum(best_loss, LOG_FLOOR)), ("best_lr", best_eta)):
+            edges = rates.edge.get(each)
+            found = np.isfinite(edges) if edges is not None else np.zeros(0, bool)
+            self.sources[f"best_lr:{each}"].data = {
+                "d_k": rates.edge_d_ks[found] if edges is not None else [],
+                "y": edges[found] if edges is not None else [],
+            }
+            theory = rates.theory[each]
+            drawn = np.isfinite(theory)
+            self.sources[f"best_lr:theory:{each}"].data = {
+                "d_k": THEORY_D_KS[drawn],
+                "y": theory[drawn],
+            }
+        self._show_rate_markers(rates, s, lowest, edge)
+
+    def _show_rate_markers(self, rates, s, lowest, edge):
+        """The star of the current setting, where the views have its d_k."""
+        color = RULE_COLORS[s.scaling]
+        points = {
+            "best_loss": (list(rates.d_ks), np.maximum(lowest, LOG_FLOOR)),
+            "best_lr": (list(EDGE_D_KS), edge),
+        }
+        for key, (d_ks, values) in points.items():
+            shown = int(s.d_k in d_ks and bool(np.isfinite(values[d_ks.index(s.d_k)])))
+            y = values[d_ks.index(s.d_k)] if shown else 0.0
             self.sources[f"{key}:marker"].data = {
                 "d_k": [s.d_k] * shown,
-                "y": [values[i]] * shown,
+                "y": [y] * shown,
                 "color": [color] * shown,
             }
 
@@ -231,10 +264,7 @@ def training_title(key: str, complete: bool) -> str:
     return title if complete else f"{title} (training…)"
 
 
-def rates_title(key: str, complete: bool, done: int) -> str:
-    """A learning-rate view's title: while the sweep computes, how far it has got."""
-    title, runs = (
-        RATE_FIGURES[key],
-        len(SWEEP_D_KS) * len(SCALING_RULES) * len(SWEEP_LEARNING_RATES),
-    )
-    return title if complete else f"{title} (training {done} of {runs} runs…)"
+def rates_title(key: str, complete: bool, progress: float) -> str:
+    """A learning-rate view's title: while the runs compute, how far they have got."""
+    title = RATE_FIGURES[key]
+    return title if complete else f"{title} (training… {progress:.0%})"

@@ -125,7 +125,7 @@ class Spread(SectionFigures):
         quads.glyph.fill_color = quads.glyph.line_color = line.glyph.line_color = color
         x_range = self.figures["histogram"].x_range
         x_range.start, x_range.end = -half_width, half_width
-        note = {"std": spreads["raw"], "ratio": ratio}
+        note = {"std": spreads["raw"], "ratio": ratio, "every_logit_zero": not snap.logits.any()}
         self._off_axis_note.text = "" if shared else text("page", "histogram note", numbers=note)
 
 
