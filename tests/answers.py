@@ -10,6 +10,7 @@ from what CPython computes for that scenario with the app's own sections
 Engine-independent: ``read_page`` takes a Playwright page or an ``engines.Engine``.
 """
 
+import functools
 import html
 import json
 from dataclasses import dataclass, field, replace
@@ -21,10 +22,12 @@ from browser import READ_SOURCES_JS
 from app.background import rates_swept, swept, trained
 from app.captions import summary
 from app.controls import _SLIDER_SCALES, Scenario
+from app.descent import descend
 from app.questions import question
-from app.rates import learning_rates
+from app.rates import CURVE_D_KS, LEARNING_RATES, drawn_rows, learning_rates
 from app.results import Results
 from app.scenario import (
+    D_K_OPTIONS,
     DEFAULTS,
     FIELDS,
     SECTIONS,
@@ -39,6 +42,7 @@ from app.sections.learning import rates_title, training_title
 from app.sections.stability import precision_html
 from app.simulation import SCALING_RULES, median_row, simulate
 from app.style import RULE_NAMES, rule_key_label
+from app.training import DEFAULT_STEPS, to_end
 from app.words import plain_html
 
 # The sliders by the title the page gives them (app.controls), and the keys of
@@ -314,15 +318,18 @@ def _figures(reading: dict, expected: Expected) -> list[str]:
                 problems.append("the stability table is not the draw's")
             continue
         data, visible = expected_sources(section, results, expected.shown, expected.views())
-        twin = None
+        smooth, twin = {}, {}
         if section == "learning":
+            smooth = learning_smooth(expected, results)
             nudged = results_of(expected, runs_done, rates_done, twin=True)
             twin = expected_sources(section, nudged, expected.shown, expected.views())[0]
         for name, columns in data.items():
             if name not in shown:
                 problems.append(f"source {name} missing")
-                continue
-            problems += _compare_source(name, shown[name], columns, twin and twin[name])
+            elif name.startswith(EDGES):
+                problems += compare_edges(name, shown[name], columns, twin[name])
+            else:
+                problems += _compare_source(name, shown[name], columns, smooth.get(name))
         for key, flags in visible.items():
             if key in reading["figures"] and reading["figures"][key]["visible"] != flags:
                 problems.append(f"figure {key}: renderers shown {reading['figures'][key]}")
@@ -350,33 +357,95 @@ def _figures(reading: dict, expected: Expected) -> list[str]:
 
 # The learning section's sources are compared where the descent they draw is smooth:
 # where it is chaotic the last bits of the worker's numpy and this machine's make the
-# runs part (tests/test_training.py). The twins trained here from a start nudged by
-# training.NUDGE (1e-12) tell which entries are smooth: those the nudge moves by less
-# than DATA_RTOL, an amplification under 1e3, so that the worker's last-bit
-# differences (1e-16) move them by under 1e-13.
-STEP_CURVES = ("training_loss:", "training_accuracy:")  # per step: smooth up to a step
+# runs part (tests/test_training.py). A run is smooth up to the step at which its twin,
+# trained from a start nudged by training.NUDGE (1e-12), parts from it by DATA_RTOL (an
+# amplification under 1e3: the worker's last-bit differences, 1e-16, then move it by
+# under 1e-13). Whole curves are compared, not final losses: a saturated run ends on a
+# loss of k/n whatever its path. The edges, found by bisection through runs that are
+# chaotic near the edge, are compared within EDGE_FACTOR.
+EDGES = ("best_lr:none", "best_lr:sqrt", "best_lr:linear", "best_lr:power", "best_lr:marker")
+EDGES += ("lr_sweep:edge",)
+EDGE_FACTOR = 1.5
 
 
-def _compare_source(name, page: dict, here: dict, twin: dict | None) -> list[str]:
+def smooth_steps(run) -> np.ndarray:
+    """Each step of ``run``'s loss: whether it is smooth (its twin has not parted)."""
+    close = np.isclose(run.loss, run.twin.loss, rtol=DATA_RTOL, atol=0)
+    return np.cumprod(close).astype(bool)
+
+
+@functools.cache
+def smooth_curves(training) -> dict:
+    """``{rule: (CURVE_D_KS, LEARNING_RATES) bool}``: the learning-rate curves' runs that
+    are smooth at every step, from their twins' whole curves (``rates.curve_steps``)."""
+    rules = [rule for rule in SCALING_RULES for _ in LEARNING_RATES]
+    etas = np.tile(LEARNING_RATES, len(SCALING_RULES))
+    smooth = []
+    for d_k in CURVE_D_KS:
+        losses = []
+        for nudge in (False, True):
+            x, start = to_end(drawn_rows(training, d_k, nudge=nudge))
+            runs = descend(training, x, [start] * len(rules), rules, DEFAULT_STEPS, etas)
+            losses.append(to_end(runs)["loss"])
+        close = np.isclose(*losses, rtol=DATA_RTOL, atol=0).all(axis=1)
+        smooth.append(close.reshape(len(SCALING_RULES), len(LEARNING_RATES)))
+    return {rule: np.array([each[j] for each in smooth]) for j, rule in enumerate(SCALING_RULES)}
+
+
+def learning_smooth(expected: Expected, results: Results) -> dict:
+    """Where each of the learning section's sources (but the edges) is smooth: ``{name:
+    bool array over its points}``; a source not named is compared whole."""
+    d_k, rule = expected.scenario["d_k"], expected.scenario["scaling"]
+    smooth = {}
+    if results.runs:
+        for each in SCALING_RULES:
+            steps = smooth_steps(results.runs[d_k][each])
+            smooth[f"training_loss:{each}"] = smooth[f"training_accuracy:{each}"] = steps
+            ends = [smooth_steps(results.runs[d][each])[-1] for d in D_K_OPTIONS]
+            smooth[f"training_sweep:{each}"] = np.array(ends)
+        smooth["training_sweep:marker"] = smooth_steps(results.runs[d_k][rule])[-1:]
+        smooth["training_sweep:chaotic"] = np.zeros(0, dtype=bool)  # chaotic, all of them
+    if results.rates is not None:
+        curves = smooth_curves(Scenario(**{n: expected.scenario[n] for n in FIELDS}).training()[0])
+        for i, at in enumerate(CURVE_D_KS):
+            smooth[f"lr_sweep:{at}"] = curves[rule][i]
+        for each in SCALING_RULES:
+            smooth[f"best_loss:{each}"] = curves[each].all(axis=1)  # a minimum over η
+        marker = [curves[rule][i].all() for i, at in enumerate(CURVE_D_KS) if at == d_k]
+        smooth["best_loss:marker"] = np.array(marker, dtype=bool)
+    return smooth
+
+
+def _compare_source(name, page: dict, here: dict, smooth: np.ndarray | None) -> list[str]:
     """Source ``name`` on the page against CPython's (``here``): the same columns and
-    lengths, and the same values to DATA_RTOL; for the learning section's, only where
-    ``twin`` (the nudged start's) agrees with ``here``."""
+    lengths, and the same values to DATA_RTOL; its ``y`` only where ``smooth``, if given."""
     if set(page) != set(here):
         return [f"source {name}: columns {sorted(page)} != {sorted(here)}"]
     problems = []
     for column, values in here.items():
-        if twin is None or column in ("color", "label", "d_k", "step", "eta"):
+        if smooth is None or column != "y":
             problems += _compare_column(name, column, page[column], values)
             continue
-        a, b, t = (np.asarray(v, dtype=float) for v in (page[column], values, twin[column]))
-        if a.shape != b.shape:
+        a, b = (np.asarray(v, dtype=float) for v in (page[column], values))
+        if a.shape != b.shape or smooth.shape != b.shape:
             problems.append(f"source {name}.{column}: shape {a.shape} != {b.shape}")
-            continue
-        smooth = np.isclose(t, b, rtol=DATA_RTOL, atol=0)
-        if name.startswith(STEP_CURVES):
-            smooth = np.cumprod(smooth).astype(bool)  # a trajectory parts for good
-        if not np.allclose(a[smooth], b[smooth], rtol=DATA_RTOL, atol=0):
+        elif not np.allclose(a[smooth], b[smooth], rtol=DATA_RTOL, atol=0):
             problems.append(f"source {name}.{column}: {a[smooth][:6]} != {b[smooth][:6]}")
+    return problems
+
+
+def compare_edges(name, page: dict, here: dict, twin: dict) -> list[str]:
+    """The edges of source ``name`` (d_k or curve: the edge) on the page, against those
+    computed here and from the nudged start: where those two agree to EDGE_FACTOR, the
+    page's agrees with them to EDGE_FACTOR."""
+    x, y = ("eta", "color") if name == "lr_sweep:edge" else ("y", "d_k")
+    shown, ours, other = (dict(zip(s[y], s[x], strict=True)) for s in (page, here, twin))
+    problems = []
+    for at, edge in ours.items():
+        if at in other and max(edge, other[at]) < EDGE_FACTOR * min(edge, other[at]):
+            page_edge = shown.get(at)
+            if page_edge is None or not edge / EDGE_FACTOR < page_edge < edge * EDGE_FACTOR:
+                problems.append(f"source {name}: edge at {at} {page_edge}, here {edge}")
     return problems
 
 
