@@ -922,8 +922,8 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
 
 
 def is_stale(site: Path) -> bool:
-    """True when the site is missing or older than the app, this script, the pins or
-    the README (the project's wheel carries it)."""
+    """True when the site is missing or older than any file of the app (its code, words
+    and assets), this script, the pins or the README (the project's wheel carries it)."""
     index = site / "index.html"
     if not index.exists():
         return True
@@ -933,8 +933,7 @@ def is_stale(site: Path) -> bool:
         REPO / "README.md",
         *BUILD_TEMPLATES,
         THEORY,
-        *(REPO / "app").rglob("*.py"),
-        *(REPO / "app" / "assets").iterdir(),
+        *(p for p in (REPO / "app").rglob("*") if p.is_file() and "__pycache__" not in p.parts),
     ]
     return max(p.stat().st_mtime for p in sources) > index.stat().st_mtime
 

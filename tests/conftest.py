@@ -1,4 +1,6 @@
-"""Shared fixtures; makes ``tests/`` importable for the helper modules beside the tests."""
+"""Shared fixtures; makes ``tests/`` importable for the helper modules beside the tests;
+runs the tests that drive a browser or build the site one after another on one worker
+(they time and measure the page), the CPython ones beside them on the others."""
 
 import subprocess
 import sys
@@ -10,6 +12,17 @@ import build
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
+
+# The modules whose tests build the site or drive a browser or a server.
+ON_THE_SITE = {"test_answers", "test_build", "test_engines", "test_page", "test_site"}
+
+
+def pytest_collection_modifyitems(items):
+    """The site's tests in one xdist group, scheduled first: it takes longest."""
+    for item in items:
+        if item.module.__name__ in ON_THE_SITE:
+            item.add_marker(pytest.mark.xdist_group("site"))
+    items.sort(key=lambda item: item.module.__name__ not in ON_THE_SITE)
 
 
 @pytest.fixture(scope="session")

@@ -319,7 +319,9 @@ def test_every_control_answers_with_nobody_poking_the_page(site, output_dir, ind
     for number, (name, at, _, expected, reading) in enumerate(seen, 1):
         problems = disagreements(reading, expected)
         if problems:
-            failures.append(f"action {number}, {name} at {at} s after ready: {problems}")
+            failures.append(
+                f"action {number}, {name} at {at} s after ready, at {expected.query()}: {problems}"
+            )
     (output_dir / f"answers-{index}-failures.json").write_text(json.dumps(failures, indent=1))
     assert failures == [], failures
     assert len(seen) >= 20, timeline
