@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 ON_THE_SITE = {"test_answers", "test_build", "test_engines", "test_page", "test_site"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items):
     """The site's tests in one xdist group, scheduled first: it takes longest."""
     for item in items:
