@@ -141,7 +141,7 @@ async function restoreSnapshot() {
     const downloads = snapshotDownloads;
     snapshotDownloads = null;  // a promise keeps its value: 30 MB of bytes no use once read
     const [snapshotBytes, packBytes] = await downloads;
-    importScripts('./pyodide/pyodide.asm.js', SNAPSHOT + 'snapshot.js');
+    importScripts(await runtimeScript('pyodide.asm.js'), SNAPSHOT + 'snapshot.js');
     const pack = PyodideSnapshot.parsePack(await gunzip(packBytes));
     const snapshot = await openSnapshot(snapshotBytes);
     hook = PyodideSnapshot.install(pack, pack.preload, snapshot);

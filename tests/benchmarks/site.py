@@ -67,7 +67,8 @@ within 1.2x the rendering floor in the Spread and Saturation sections; a drag at
 8 updates per second or more; peak memory within 1.6x the floor's.
 
 Run: python tests/benchmarks/site.py [--before DIR] [--engines chromium,firefox,webkit]
-(builds the site if stale)
+(builds the site if stale). ``--wire [--wire-runs N]`` measures over throttled links
+instead: a home link and a slow 4G link (tests/benchmarks/wire.py).
 """
 
 import argparse
@@ -81,6 +82,8 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import wire
 from browser import (
     AHEAD_READY_JS,
     OFFLINE_ARGS,
@@ -162,6 +165,15 @@ FLOOR_WORKER = """importScripts('./pyodide/pyodide.js');
   await pyodide.loadPackage('numpy');
   self.postMessage(pyodide.runPython('import numpy; numpy.__version__'));
 })();"""
+
+
+def floor_site(folder: Path) -> Path:
+    """The floor, a bare page whose worker boots the site's Pyodide and imports numpy, in
+    ``folder``."""
+    (folder / "floor.html").write_text(FLOOR_HTML)
+    (folder / "floor.js").write_text(FLOOR_WORKER)
+    (folder / "pyodide").symlink_to(build.SITE / "pyodide")
+    return folder
 
 
 class CountingHandler(build.SiteHandler):
@@ -585,10 +597,25 @@ def main(argv=None):
     parser.add_argument(
         "--engines", default=",".join(ENGINES), help="engines to time a link in ('' for none)"
     )
+    parser.add_argument(
+        "--wire",
+        action="store_true",
+        help="measure over throttled links instead (tests/benchmarks/wire.py)",
+    )
+    parser.add_argument("--wire-runs", type=int, default=wire.WIRE_RUNS, help="cold loads each")
     args = parser.parse_args(argv)
     engines = [name for name in args.engines.split(",") if name]
     if build.is_stale(build.SITE):
         build.build()
+    if args.wire:
+        wire.WIRE_RUNS = args.wire_runs
+        with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+            floor_dir = floor_site(Path(tmp))
+            measured = wire.measure(
+                p, build.SITE, floor_dir, handler, (OFFLINE_ARGS, LINK, PLOTS_JS, MOVED_JS)
+            )
+        wire.report(measured)
+        return
     variants = {  # name -> (site folder, handler, sections to time moves in)
         "site": (build.SITE, handler(), MOVE_SECTIONS),
         "no snapshot": (build.SITE, handler(missing=("snapshot.bin.gz",)), ()),
@@ -599,10 +626,7 @@ def main(argv=None):
     runs = {name: [] for name in [*variants, "floor"]}
     served = {}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
-        floor_dir = Path(tmp)
-        (floor_dir / "floor.html").write_text(FLOOR_HTML)
-        (floor_dir / "floor.js").write_text(FLOOR_WORKER)
-        (floor_dir / "pyodide").symlink_to(build.SITE / "pyodide")
+        floor_dir = floor_site(Path(tmp))
         floor_handler = handler()
         browser = launch(p, OFFLINE_ARGS)
         for run in range(RUNS):

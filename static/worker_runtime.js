@@ -1,0 +1,73 @@
+// Pyodide's runtime, shipped compressed: the build writes pyodide.asm.wasm (10 MB)
+// and pyodide.asm.js (1.3 MB) gzip-compressed beside the originals (build.py's
+// RUNTIME_GZ), a third of their bytes on a host that compresses nothing. Pyodide
+// asks for the originals; the worker fetches the .gz files instead, as soon as it
+// exists (beside the snapshot's downloads), and decompresses them as they arrive.
+// A host that serves a .gz with Content-Encoding: gzip has the browser decompress
+// it already: its bytes are then used as they come. A site without the .gz files
+// (an older build) gets the originals.
+const RUNTIME_GZ = {
+  'pyodide.asm.wasm': 'application/wasm',
+  'pyodide.asm.js': 'text/javascript',
+};
+const RUNTIME = './pyodide/';
+
+const runtimeDownloads = new Map(
+  Object.keys(RUNTIME_GZ).map((name) => [
+    name, fetchFromSite(`${RUNTIME}${name}.gz`).catch(() => null),
+  ]),
+);
+
+// `body` (a stream) as it would read uncompressed: its first two bytes tell gzip.
+async function ungzipped(body) {
+  const reader = body.getReader();
+  const head = [];
+  let length = 0;
+  let ended = false;
+  while (length < 2 && !ended) {
+    const {done, value} = await reader.read();
+    if (done) ended = true;
+    else {
+      head.push(value);
+      length += value.length;
+    }
+  }
+  const stream = new ReadableStream({
+    start(controller) {
+      head.forEach((chunk) => controller.enqueue(chunk));
+      if (ended) controller.close();
+    },
+    async pull(controller) {
+      const {done, value} = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  const first = head[0] ?? new Uint8Array(0);
+  const second = first.length > 1 ? first[1] : head[1]?.[0];
+  const isGzip = first[0] === 0x1f && second === 0x8b;
+  return isGzip ? stream.pipeThrough(new DecompressionStream('gzip')) : stream;
+}
+
+const fetchReporting = self.fetch;
+self.fetch = async (resource, ...rest) => {
+  const url = String(resource.url ?? resource).split('?')[0];
+  const name = Object.keys(RUNTIME_GZ).find((each) => url.endsWith(`/pyodide/${each}`));
+  const download = name && runtimeDownloads.get(name);
+  if (!download || typeof DecompressionStream !== 'function') {
+    return fetchReporting(resource, ...rest);
+  }
+  runtimeDownloads.delete(name);  // fetched once; a second ask fetches anew
+  const compressed = await download;
+  if (!compressed?.ok) return fetchReporting(resource, ...rest);
+  const headers = {'Content-Type': RUNTIME_GZ[name]};
+  return new Response(await ungzipped(compressed.body), {headers});
+};
+
+// A script of the runtime, decompressed, as a URL that importScripts can load.
+async function runtimeScript(name) {
+  const response = await self.fetch(RUNTIME + name);
+  if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
+  return URL.createObjectURL(await response.blob());
+}
