@@ -1,7 +1,9 @@
 """Shared fixtures; makes ``tests/`` importable for the helper modules beside the tests;
-runs the tests that drive a browser or build the site one after another on one worker
-(they time and measure the page), the CPython ones beside them on the others."""
+runs the tests of the built site one after another on one worker (they time and measure
+the page), and those of the build and of ``panel serve`` each as a group, beside them
+with the CPython ones on the others."""
 
+import fcntl
 import subprocess
 import sys
 from pathlib import Path
@@ -13,17 +15,25 @@ import build
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
 
-# The modules whose tests build the site or drive a browser or a server.
-ON_THE_SITE = {"test_answers", "test_build", "test_engines", "test_page", "test_site"}
+# The xdist group of each module whose tests must run in order on one worker: the built
+# site's, in a browser; the build's; panel serve's.
+GROUPS = {
+    "test_answers": "site",
+    "test_engines": "site",
+    "test_site": "site",
+    "test_build": "build",
+    "test_page": "serve",
+}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items):
-    """The site's tests in one xdist group, scheduled first: it takes longest."""
+    """The groups' tests marked, and scheduled first: the site's group takes longest."""
     for item in items:
-        if item.module.__name__ in ON_THE_SITE:
-            item.add_marker(pytest.mark.xdist_group("site"))
-    items.sort(key=lambda item: item.module.__name__ not in ON_THE_SITE)
+        if item.module.__name__ in GROUPS:
+            item.add_marker(pytest.mark.xdist_group(GROUPS[item.module.__name__]))
+    rank = {"site": 0, "build": 1, "serve": 2}
+    items.sort(key=lambda item: rank.get(GROUPS.get(item.module.__name__), len(rank)))
 
 
 @pytest.fixture(scope="session")
@@ -37,16 +47,18 @@ def output_dir() -> Path:
 @pytest.fixture(scope="session")
 def site(output_dir) -> Path:
     """The self-contained site, built with the real build script unless it is up to date
-    with every file it is built from (``build.is_stale``; a fresh clone has none)."""
-    if not build.is_stale(build.SITE):
-        return build.SITE
-    with open(output_dir / "build.log", "w") as log:
-        subprocess.run(
-            [sys.executable, "build.py"],
-            cwd=REPO,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            check=True,
-            timeout=1800,
-        )
-    return REPO / "static" / "site"
+    with every file it is built from (``build.is_stale``; a fresh clone has none), by
+    one xdist worker at a time."""
+    with open(output_dir / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one worker builds; the others wait for it
+        if build.is_stale(build.SITE):
+            with open(output_dir / "build.log", "w") as log:
+                subprocess.run(
+                    [sys.executable, "build.py"],
+                    cwd=REPO,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    check=True,
+                    timeout=1800,
+                )
+    return build.SITE

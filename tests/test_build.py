@@ -100,7 +100,8 @@ def test_cdn_addresses_fail_the_build(tmp_path):
     build.check_no_cdn(tmp_path)
 
 
-def test_the_cdn_variant_references_the_cdns_and_ships_the_app(output_dir):
+def test_the_cdn_variant_references_the_cdns_and_ships_the_app(site, output_dir):
+    """(After the site's build, ``site``: the two share the download cache.)"""
     with open(output_dir / "build-cdn.log", "w") as log:
         subprocess.run(
             [sys.executable, "build.py", "--cdn"],

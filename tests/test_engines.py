@@ -326,7 +326,10 @@ def test_a_bad_link_shows_its_notice(engine, site_url):
 
 
 def test_a_missing_pyodide_says_so(engine, site):
-    handler = type("Handler", (MissingFileHandler,), {"missing": "pyodide/pyodide.asm.wasm"})
+    """Pyodide's wasm missing, compressed and not (the worker falls back from one to the
+    other): the status says so."""
+    missing = ("pyodide/pyodide.asm.wasm.gz", "pyodide/pyodide.asm.wasm")
+    handler = type("Handler", (MissingFileHandler,), {"missing": missing})
     with http_server(site, handler) as url:
         engine.goto(url)
         assert engine.wait_for(SETTLED_JS, timeout=BOOT_TIMEOUT) == "failed"
