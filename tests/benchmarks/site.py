@@ -608,12 +608,10 @@ def main(argv=None):
     if build.is_stale(build.SITE):
         build.build()
     if args.wire:
-        wire.WIRE_RUNS = args.wire_runs
         with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
             floor_dir = floor_site(Path(tmp))
-            measured = wire.measure(
-                p, build.SITE, floor_dir, handler, (OFFLINE_ARGS, LINK, PLOTS_JS, MOVED_JS)
-            )
+            args_js = (OFFLINE_ARGS, LINK, PLOTS_JS, MOVED_JS)
+            measured = wire.measure(p, build.SITE, floor_dir, handler, args_js, args.wire_runs)
         wire.report(measured)
         return
     variants = {  # name -> (site folder, handler, sections to time moves in)

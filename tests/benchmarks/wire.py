@@ -51,18 +51,29 @@ class Link:
 
     def send(self, write, data: bytes):
         """Write ``data`` once the link has carried it (at its rate, after what came
-        before it)."""
-        with self._lock:
-            start = max(time.monotonic(), self._free_at)
-            self._free_at = start + len(data) / self.rate
-            done = self._free_at
-        time.sleep(max(0.0, done - time.monotonic()))
-        write(data)
+        before it), CHUNK bytes at a time."""
+        for at in range(0, len(data), CHUNK):
+            chunk = data[at : at + CHUNK]
+            with self._lock:
+                start = max(time.monotonic(), self._free_at)
+                self._free_at = done = start + len(chunk) / self.rate
+            time.sleep(max(0.0, done - time.monotonic()))
+            write(chunk)
+
+
+class _OverLink:
+    """A response's output stream whose writes go over ``link``."""
+
+    def __init__(self, stream, link: Link):
+        self.stream, self.link = stream, link
+
+    def write(self, data: bytes):
+        self.link.send(self.stream.write, data)
 
 
 def throttled(handler: type, link: Link) -> type:
-    """``handler`` (a ``site.CountingHandler``) with every response sent over ``link``:
-    a round trip before it, then its body chunk by chunk."""
+    """``handler`` (a ``site.CountingHandler``, which records what it serves) with every
+    response sent over ``link``: a round trip before it, then its body."""
 
     class Throttled(handler):
         def do_GET(self):
@@ -70,10 +81,7 @@ def throttled(handler: type, link: Link) -> type:
             super().do_GET()
 
         def copyfile(self, source, outputfile):
-            path = Path(self.translate_path(self.path))
-            self.served.append((path.name, path.stat().st_size))
-            while chunk := source.read(CHUNK):
-                link.send(outputfile.write, chunk)
+            super().copyfile(source, _OverLink(outputfile, link))
 
     return Throttled
 
@@ -110,16 +118,16 @@ def load_floor(browser, url: str) -> dict:
     return result
 
 
-def measure(p, site: Path, floor_dir: Path, handler, args) -> dict:
-    """Every LINKS entry: WIRE_RUNS cold loads of the site and of the floor, and what
-    each fetched. ``args``: (launch args, link query, plots JS, moved JS)."""
+def measure(p, site: Path, floor_dir: Path, handler, args, cold_loads: int = WIRE_RUNS) -> dict:
+    """Every LINKS entry: ``cold_loads`` of the site and of the floor, and what each
+    fetched. ``args``: (launch args, link query, plots JS, moved JS)."""
     launch_args, link_query, plots_js, moved_js = args
     results = {}
     browser = launch(p, launch_args)
     for name, (mbit, rtt) in LINKS.items():
         runs = {"site": [], "floor": []}
         served = {}
-        for _ in range(WIRE_RUNS):
+        for _ in range(cold_loads):
             for variant, folder in (("site", site), ("floor", floor_dir)):
                 counting = handler()
                 with http_server(folder, throttled(counting, Link(mbit, rtt))) as url:
@@ -130,7 +138,7 @@ def measure(p, site: Path, floor_dir: Path, handler, args) -> dict:
                     else:
                         runs[variant].append(load_floor(browser, url))
                 served.setdefault(variant, list(counting.served))
-        results[name] = (runs, served)
+        results[name] = (runs, served)  # runs: {variant: [a dict per cold load]}
     browser.close()
     return results
 
@@ -147,7 +155,7 @@ def report(results: dict):
         floor_bytes = sum(size for _, size in served["floor"]) / 1e6
         print(
             f"\nOver a {name} ({mbit:g} Mbit/s shared, {rtt:g} ms a request), medians of "
-            f"{WIRE_RUNS} cold loads; s from the start of navigation"
+            f"{len(runs['site'])} cold loads; s from the start of navigation"
         )
         print(f"  site: text painted {median('site', 'text'):6.1f}")
         print(f"        first plot   {median('site', 'plot'):6.1f}")
