@@ -135,7 +135,6 @@ PURE_WHEELS = {
     "idna": ("3.13", "892ea0cde124a99ce773decba204c5552b69c3c67ffd5f232eb7696135bc8bb3"),
     "urllib3": ("2.7.0", "9fb4c81ebbb1ce9531cce37674bbc6f1360472bc18ca9a553ede278ef7276897"),
     "certifi": ("2026.5.20", "3c52e209ba0a4ad7aebe60436a4ab349c39e1e602e8c134221e546902ad25897"),
-    "pyodide-http": ("0.2.2", "cf006ea593c1643b5badeb4d42ed24a6eebd830276171fa1f82de0777b3fb608"),
     "typing-extensions": (
         "4.15.0",
         "f0fa19c6845758ab08074a0cfa8b7aecb71c999ca73d62883bc25cc018c4e548",
@@ -161,8 +160,8 @@ WHEEL_DROPS = {"panel": ("panel/dist/", "panel/tests/"), "bokeh": ("bokeh/server
 DROPPED_DEPENDENCIES = {
     ("panel", "nh3"): "no wasm wheel; Panel imports it only to sanitise HTML, unused here",
     ("panel", "pandas"): "Panel's worker imports pandas only to patch its CSV and JSON readers "
-    "when pyodide-http is missing; the site ships pyodide-http and the app reads no files "
-    "(pandas was half of the worker's import time)",
+    "when pyodide-http is missing; the worker's prelude gives it an empty pyodide_http, as "
+    "the app reads no files (pandas was half of the worker's import time)",
     ("panel-material-ui", "panel"): "cycle panel <-> panel-material-ui hangs loadPackage",
 }
 # Hosts that serve Pyodide, Panel, Bokeh or fonts; none may remain in the site.
@@ -184,7 +183,7 @@ CDN_SCAN_EXEMPT = {
     ): "loaded only for MathJax axis labels and Tabler icons, which the app does not use",
 }
 # What the worker installs beside Panel and Bokeh (the self-contained site).
-WORKER_REQUIREMENTS = ["attention-scaling-lab", "pyodide-http"]
+WORKER_REQUIREMENTS = ["attention-scaling-lab"]
 # Panel's dist folders the page may load at run time (stylesheets, KaTeX fonts).
 PANEL_DIST_DIRS = ["css", "assets", "images", "bundled/katex"]
 
@@ -521,6 +520,11 @@ WORKER_RUNTIME_JS = STATIC / "worker_runtime.js"  # the runtime fetched compress
 # pyodide.asm.wasm 10.1 MB -> 3.1 MB, pyodide.asm.js 1.3 MB -> 0.24 MB. python_stdlib.zip
 # is a zip of compressed files already (2.36 MB -> 2.32 MB): it is not worth a second copy.
 RUNTIME_GZ = ("pyodide.asm.wasm", "pyodide.asm.js")
+# The files of site-packages that the worker reads after restoring the snapshot, in a
+# full session, besides the extension modules: they ride in the pack, and every other
+# file is fetched alone if Python ever reads it (static/worker_snapshot.js).
+# tests/test_site.py records what a full session reads and fails when this is stale.
+SESSION_FILES = STATIC / "session_files.txt"
 AHEAD_JS = STATIC / "ahead.js"  # the page's side of the changes sent ahead
 NEXT_CHANGE_JS = STATIC / "next_change.js"  # a drag's next change posted with the answer
 # Every file under static/ that the build reads (the site is stale when one changes).
@@ -536,6 +540,7 @@ BUILD_TEMPLATES = (
     WORKER_RUNTIME_JS,
     AHEAD_JS,
     NEXT_CHANGE_JS,
+    SESSION_FILES,
 )
 
 
@@ -736,13 +741,15 @@ def replace_once(text: str, old: str, new: str, where: str) -> str:
     return text.replace(old, new)
 
 
-def pack(files: dict[str, bytes], preload: list[str]) -> bytes:
-    """Files for the worker's site-packages in one blob (format in static/snapshot.js)."""
+def pack(files: dict[str, bytes], preload: list[str], elsewhere: dict[str, int]) -> bytes:
+    """Files for the worker's site-packages in one blob (format in static/snapshot.js),
+    with the size of each file kept ``elsewhere``, by path."""
     index, offset = [], 0
     for path, data in files.items():
         index.append([path, offset, len(data)])
         offset += len(data)
-    header = json.dumps({"files": index, "preload": preload}).encode()
+    others = [[path, size] for path, size in elsewhere.items()]
+    header = json.dumps({"files": index, "preload": preload, "elsewhere": others}).encode()
     return b"".join([struct.pack("<I", len(header)), header, *files.values()])
 
 
@@ -764,32 +771,48 @@ def site_packages(pyodide_dir: Path) -> dict[str, bytes]:
     return files
 
 
+def session_files() -> set[str]:
+    """SESSION_FILES: one path relative to site-packages per line; # starts a comment."""
+    lines = (line.split("#")[0].strip() for line in SESSION_FILES.read_text().splitlines())
+    return {line for line in lines if line}
+
+
 def make_snapshot(site: Path) -> dict[str, bytes]:
     """The worker's memory snapshot and its files, by file name, ready to ship.
 
     ``snapshot.bin.gz`` is Pyodide's wasm memory after the worker's own code
     has run in node (``static/make_snapshot.js``): packages imported, the app's
-    document built. ``site-packages.pack.gz`` holds what the snapshot does not:
-    the extension modules to load before restoring, in order, and the files
-    Python may still read (data such as Panel's theme CSS, modules not imported
-    yet). Both are gzip-compressed with a fixed time stamp: the same inputs give
-    the same bytes. The worker decompresses them itself, so any static host
-    serves them small.
+    document built. ``site-packages.pack.gz`` holds what the snapshot does not
+    and the worker needs: the extension modules to load before restoring, in
+    order, and the files a session reads (SESSION_FILES). Both are
+    gzip-compressed with a fixed time stamp: the same inputs give the same
+    bytes. The worker decompresses them itself, so any static host serves them
+    small. Every other file Python could still read (a module nobody imports
+    yet) is shipped alone under ``site-packages/``, fetched only if it is read.
     """
     files = site_packages(site / "pyodide")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        (work / "site-packages.pack").write_bytes(pack(files, []))
+        (work / "site-packages.pack").write_bytes(pack(files, [], {}))
         for step in ("discover", "make"):
             run(["node", str(MAKE_SNAPSHOT_JS), str(site), str(work), step])
         preload = json.loads((work / "preload.json").read_text())
         imported = set(json.loads((work / "imported.json").read_text()))
         snapshot = (work / "snapshot.bin").read_bytes()
     kept = {path: data for path, data in files.items() if path not in imported}
-    return {
+    wanted = session_files()
+    if wanted - files.keys():
+        raise BuildError(f"{SESSION_FILES.name} lists files the worker lacks: {wanted - files.keys()}")
+    packed = {path: data for path, data in kept.items() if path in {*preload, *wanted}}
+    elsewhere = {path: data for path, data in kept.items() if path not in packed}
+    shipped = {
         f"{name}.gz": gzip.compress(data, compresslevel=6, mtime=0)
-        for name, data in [("snapshot.bin", snapshot), ("site-packages.pack", pack(kept, preload))]
+        for name, data in [
+            ("snapshot.bin", snapshot),
+            ("site-packages.pack", pack(packed, preload, {p: len(d) for p, d in elsewhere.items()})),
+        ]
     }
+    return shipped | {f"site-packages/{path}": data for path, data in elsewhere.items()}
 
 
 def add_snapshot(site: Path):
@@ -798,6 +821,7 @@ def add_snapshot(site: Path):
     folder = site / "snapshot"
     folder.mkdir()
     for name, data in make_snapshot(site).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
     shutil.copy2(SNAPSHOT_JS, folder / SNAPSHOT_JS.name)
     worker = site / "main.js"

@@ -33,7 +33,8 @@ globalThis.crypto.getRandomValues = (array) => {
 let clock = Date.UTC(2025, 0, 1);
 Date.now = () => (clock += 0.001);
 performance.now = () => clock - Date.UTC(2025, 0, 1);
-// A worker has it and node does not; pyodide_http refers to it at import.
+
+// A worker has it and node does not; Panel's panel.io.pyodide imports it.
 globalThis.XMLHttpRequest ??= class XMLHttpRequest {};
 
 // The worker's Python: the template literal that ends with write_doc().

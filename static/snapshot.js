@@ -20,15 +20,42 @@
 // exact pyodide.asm.js/.wasm it was made with (Pyodide checks the build id).
 (function (root) {
   // Pack: 4-byte little-endian length N, N bytes of JSON
-  // {"files": [[path, offset, size], ...], "preload": [path, ...]}, then the data.
+  // {"files": [[path, offset, size], ...], "preload": [path, ...],
+  //  "elsewhere": [[path, size], ...]}, then the data. The files "elsewhere" are
+  // not in the pack: each is fetched when Python first reads it.
   function parsePack(buffer) {
     const bytes = new Uint8Array(buffer);
     const length = new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true);
     const index = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length)));
-    return { ...index, data: bytes.subarray(4 + length) };
+    return { elsewhere: [], ...index, data: bytes.subarray(4 + length) };
   }
 
-  function install(pack, preload, snapshot = null) {
+  // A file of `size` bytes whose contents `fetch()` gives when first read. Listing
+  // and stat (Python's import system does both) see it whole without fetching it.
+  // MEMFS keeps a file's bytes in node.contents and its length in node.usedBytes.
+  function fetchedOnRead(FS, target, size, fetch) {
+    FS.writeFile(target, new Uint8Array(0));
+    const node = FS.lookupPath(target).node;
+    let contents = null;
+    let usedBytes = size;
+    Object.defineProperties(node, {
+      contents: {
+        get() {
+          if (contents === null) {
+            contents = fetch();
+            usedBytes = contents.length;
+          }
+          return contents;
+        },
+        set(value) { contents = value; },
+      },
+      usedBytes: { get: () => usedBytes, set(value) { usedBytes = value; } },
+    });
+  }
+
+  // `fetchFile(path)` gives the bytes of a file the pack keeps elsewhere (a path
+  // relative to site-packages), or throws.
+  function install(pack, preload, snapshot = null, fetchFile = null) {
     const create = root._createPyodideModule;
     if (typeof create !== 'function') throw new Error('load pyodide.asm.js first');
     let module = null;
@@ -43,6 +70,20 @@
           made.add(folder);
           // canOwn: the file is a view of the pack's bytes, not a copy (31 MB less)
           Module.FS.writeFile(target, pack.data.subarray(offset, offset + size), { canOwn: true });
+        }
+        for (const [path, size] of pack.elsewhere) {
+          const target = `${sitePackages}/${path}`;
+          const folder = target.slice(0, target.lastIndexOf('/'));
+          if (!made.has(folder)) Module.FS.mkdirTree(folder);
+          made.add(folder);
+          fetchedOnRead(Module.FS, target, size, () => {
+            try {
+              return fetchFile(path);
+            } catch (error) {
+              console.warn(`${path} could not be fetched:`, error);
+              throw new Module.FS.ErrnoError(29);  // EIO: Python raises OSError
+            }
+          });
         }
         for (const path of preload) {
           Module.loadDynamicLibrary(`${sitePackages}/${path}`, {

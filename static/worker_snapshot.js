@@ -116,6 +116,19 @@ async function openSnapshot(bytes) {
   }
 }
 
+// The files the pack keeps elsewhere (build.py's SESSION_FILES says which it
+// holds): each is fetched, whole and synchronously, the first time Python reads
+// it, as Python's file reads are synchronous. A worker may make such a request.
+function fetchElsewhere(path) {
+  const request = new XMLHttpRequest();
+  const url = SNAPSHOT + 'site-packages/' + path.split('/').map(encodeURIComponent).join('/');
+  request.open('GET', url, false);
+  request.responseType = 'arraybuffer';
+  request.send();
+  if (request.status !== 200) throw new Error(`HTTP ${request.status}`);
+  return new Uint8Array(request.response);
+}
+
 const snapshotAborted = new AbortController();
 let snapshotDownloads = Promise.all([download('snapshot.bin.gz'), download('site-packages.pack.gz')]);
 // One failed download makes the other useless; restoreSnapshot reports the failure.
@@ -144,7 +157,7 @@ async function restoreSnapshot() {
     importScripts(await runtimeScript('pyodide.asm.js'), SNAPSHOT + 'snapshot.js');
     const pack = PyodideSnapshot.parsePack(await gunzip(packBytes));
     const snapshot = await openSnapshot(snapshotBytes);
-    hook = PyodideSnapshot.install(pack, pack.preload, snapshot);
+    hook = PyodideSnapshot.install(pack, pack.preload, snapshot, fetchElsewhere);
     const pyodide = await loadPyodide({
       _loadSnapshot: snapshot.header, _snapshotDeserializer: PyodideSnapshot.deserializer,
     });

@@ -9,8 +9,10 @@ page needs nothing from outside the machine.
 import csv
 import gzip
 import json
+import os
 import random
 import re
+import shutil
 import statistics
 import struct
 import time
@@ -18,7 +20,8 @@ import zlib
 from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import parse_qsl
+from typing import ClassVar
+from urllib.parse import parse_qsl, unquote
 
 import numpy as np
 import pytest
@@ -76,10 +79,44 @@ STATUS = "document.getElementById('lab-status')?.dataset.state"
 WEIGHT_RTOL = 1e-9
 
 
+ELSEWHERE = "/snapshot/site-packages/"  # where the files the pack lacks are (build.py)
+
+
+class SessionHandler(build.SiteHandler):
+    """The site's own handler, recording each file of site-packages that the worker
+    fetched alone (``read_elsewhere``, relative to site-packages): one that Python read
+    and the pack lacks."""
+
+    read_elsewhere: ClassVar[list[str]] = []
+
+    def do_GET(self):
+        path = unquote(self.path.split("?")[0])
+        if path.startswith(ELSEWHERE):
+            type(self).read_elsewhere.append(path.removeprefix(ELSEWHERE))
+        super().do_GET()
+
+
 @pytest.fixture(scope="module")
 def site_url(site):
-    with http_server(site, build.SiteHandler) as url:
+    with http_server(site, SessionHandler) as url:
         yield url
+
+
+@pytest.fixture(autouse=True)
+def reads_only_its_pack(request, output_dir):
+    """Every test of the site on ``site_url`` (together, a full session: every section,
+    control, question, training, the sweep and export) records the files of
+    site-packages Python read that the pack lacks; there must be none. A file read on
+    every visit costs a round trip each: build.SESSION_FILES must list it."""
+    yield
+    if "site_url" not in request.fixturenames:
+        return
+    read = sorted(set(SessionHandler.read_elsewhere))
+    SessionHandler.read_elsewhere.clear()
+    if read:
+        with open(output_dir / "session_files.missing.txt", "a") as missing:
+            missing.write("".join(f"{path}\n" for path in read))
+        pytest.fail(f"{request.node.name} read files {build.SESSION_FILES.name} lacks: {read}")
 
 
 def offline_context(browser, **options):
@@ -200,11 +237,12 @@ def test_the_site_runs_numpy_in_the_browser_offline(offline, site_url, output_di
     assert "d_k=128" in page.url and "scaling=none" in page.url
     page.screenshot(path=output_dir / "site-interactive.png")
 
-    # Nothing from pandas: not fetched, not imported (pyodide-http stands in for it).
+    # Nothing from pandas or requests: not fetched, not imported (the worker's prelude
+    # gives Panel an empty pyodide_http).
     assert not [url for url in requested if "pandas" in url]
     (worker,) = page.workers
     loaded = worker.evaluate("self.pyodide.runPython('import sys; sorted(sys.modules)').toJs()")
-    assert "pandas" not in loaded and "pyodide_http" in loaded and "app.page" in loaded
+    assert {"pandas", "requests", "urllib3"}.isdisjoint(loaded) and "app.page" in loaded
 
     theory = page.request.get(site_url + "theory.html")
     assert theory.ok and "Logit spread" in theory.text()
@@ -1587,6 +1625,42 @@ def test_the_runtime_comes_compressed_from_any_host(offline, site, host):
         fetched = {path.rsplit("/", 1)[-1] for path in handler.served}
         for name in build.RUNTIME_GZ:
             assert f"{name}.gz" in fetched and name not in fetched, (name, sorted(fetched))
+        assert console.errors == []
+        page.close()
+
+
+def unpack(blob: bytes) -> tuple[dict[str, bytes], list[str], dict[str, int]]:
+    """The files, preload and elsewhere of a ``build.pack``."""
+    (length,) = struct.unpack_from("<I", blob)
+    index = json.loads(blob[4 : 4 + length])
+    data = blob[4 + length :]
+    files = {path: data[offset : offset + size] for path, offset, size in index["files"]}
+    return files, index["preload"], dict(index["elsewhere"])
+
+
+def test_a_file_the_pack_left_out_is_fetched_when_python_reads_it(offline, site, tmp_path):
+    """The site with a file that every visit reads (app.worker's bytecode) taken out of
+    its pack and shipped alone, as a file no recording predicted: the worker fetches it
+    as Python imports it, and the link goes live with its numbers."""
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy, copy_function=os.symlink)  # the same files, linked
+    moved = "app/__pycache__/worker.cpython-312.pyc"
+    pack_file = copy / "snapshot/site-packages.pack.gz"
+    files, preload, elsewhere = unpack(gzip.decompress(pack_file.read_bytes()))
+    data = files.pop(moved)
+    pack_file.unlink()
+    pack_file.write_bytes(gzip.compress(build.pack(files, preload, elsewhere | {moved: len(data)})))
+    (copy / "snapshot/site-packages" / moved).parent.mkdir(parents=True, exist_ok=True)
+    (copy / "snapshot/site-packages" / moved).write_bytes(data)
+    handler = type("Handler", (RecordingHandler,), {"served": []})
+    with http_server(copy, handler) as url:
+        page = offline.new_page()
+        console = Console(page)
+        page.goto(url + "?d_k=128&scaling=none&section=saturation")
+        wait_until_ready(page)
+        assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
+        assert ELSEWHERE + moved in handler.served
+        assert "without the saved Python session" not in page.locator("#lab-status").inner_text()
         assert console.errors == []
         page.close()
 
