@@ -801,15 +801,16 @@ def make_snapshot(site: Path) -> dict[str, bytes]:
         snapshot = (work / "snapshot.bin").read_bytes()
     kept = {path: data for path, data in files.items() if path not in imported}
     wanted = session_files()
-    if wanted - files.keys():
-        raise BuildError(f"{SESSION_FILES.name} lists files the worker lacks: {wanted - files.keys()}")
+    if unknown := wanted - files.keys():
+        raise BuildError(f"{SESSION_FILES.name} lists files the worker lacks: {unknown}")
     packed = {path: data for path, data in kept.items() if path in {*preload, *wanted}}
     elsewhere = {path: data for path, data in kept.items() if path not in packed}
+    sizes = {path: len(data) for path, data in elsewhere.items()}
     shipped = {
         f"{name}.gz": gzip.compress(data, compresslevel=6, mtime=0)
         for name, data in [
             ("snapshot.bin", snapshot),
-            ("site-packages.pack", pack(packed, preload, {p: len(d) for p, d in elsewhere.items()})),
+            ("site-packages.pack", pack(packed, preload, sizes)),
         ]
     }
     return shipped | {f"site-packages/{path}": data for path, data in elsewhere.items()}
