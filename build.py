@@ -527,6 +527,7 @@ RUNTIME_GZ = ("pyodide.asm.wasm", "pyodide.asm.js")
 SESSION_FILES = STATIC / "session_files.txt"
 AHEAD_JS = STATIC / "ahead.js"  # the page's side of the changes sent ahead
 NEXT_CHANGE_JS = STATIC / "next_change.js"  # a drag's next change posted with the answer
+PAGE_SCRIPTS_JS = STATIC / "page_scripts.js"  # the page's scripts fetched compressed
 # Every file under static/ that the build reads (the site is stale when one changes).
 BUILD_TEMPLATES = (
     WORKER_PRELUDE,
@@ -540,6 +541,7 @@ BUILD_TEMPLATES = (
     WORKER_RUNTIME_JS,
     AHEAD_JS,
     NEXT_CHANGE_JS,
+    PAGE_SCRIPTS_JS,
     SESSION_FILES,
 )
 
@@ -841,6 +843,35 @@ def compress_runtime(pyodide_dir: Path):
         (pyodide_dir / f"{name}.gz").write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
 
 
+# The page's own scripts (BokehJS, Panel, KaTeX), shipped compressed and run by
+# static/page_scripts.js; the inline scripts after them wait, with this type, for it.
+PAGE_SCRIPT_TAG = re.compile(r'<script type="text/javascript" src="(\./[^"]+\.js)"></script>\n?')
+INLINE_SCRIPT_TAG = re.compile(r'<script(?: type="text/javascript")?>')
+HELD_SCRIPT_TAG = '<script type="text/after-page-scripts">'
+
+
+def compress_page_scripts(site: Path):
+    """Write the scripts the page loads gzip-compressed beside them (3.0 -> 0.8 MB) and
+    put static/page_scripts.js in their place, which fetches the .gz files, runs them in
+    order and then the page's inline scripts (held until then): the page is parsed and
+    painted while they download, and a host that compresses nothing sends a quarter of
+    the bytes. The originals stay for browsers without DecompressionStream."""
+    html_path = site / "index.html"
+    page = html_path.read_text()
+    scripts = PAGE_SCRIPT_TAG.findall(page)
+    if not scripts:
+        raise BuildError("Panel's page no longer loads its scripts as build.py expects")
+    for src in scripts:
+        path = site / src
+        path.with_name(path.name + ".gz").write_bytes(
+            gzip.compress(path.read_bytes(), compresslevel=9, mtime=0)
+        )
+    start = PAGE_SCRIPT_TAG.search(page).start()
+    after = INLINE_SCRIPT_TAG.sub(HELD_SCRIPT_TAG, PAGE_SCRIPT_TAG.sub("", page[start:]))
+    loader = PAGE_SCRIPTS_JS.read_text().replace("PAGE_SCRIPTS", json.dumps(scripts))
+    html_path.write_text(page[:start] + f"<script>\n{loader}</script>\n" + after)
+
+
 def add_status(site: Path):
     """A visible loading / ready / failed status, fed by the worker's messages.
 
@@ -958,6 +989,7 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
     if not cdn:
         add_snapshot(work)
         compress_runtime(work / "pyodide")
+        compress_page_scripts(work)
     add_theory(work)
     shutil.rmtree(final, ignore_errors=True)
     work.rename(final)

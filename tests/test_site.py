@@ -1609,11 +1609,17 @@ class GzipEncodingHandler(RecordingHandler):
         super().end_headers()
 
 
+def page_script_files(site: Path) -> list[Path]:
+    """The .gz files of the page's scripts (build.compress_page_scripts)."""
+    return [p for p in site.rglob("*.js.gz") if p.relative_to(site).parts[0] != "pyodide"]
+
+
 @pytest.mark.parametrize("host", [RecordingHandler, GzipEncodingHandler], ids=["plain", "encoded"])
 def test_the_runtime_comes_compressed_from_any_host(offline, site, host):
-    """Pyodide's wasm and JS come as their .gz files (a third of the bytes): from a host
-    that compresses nothing the worker decompresses them; from one that sends them with
-    Content-Encoding: gzip the browser has. Either way Python starts from the snapshot
+    """Pyodide's wasm and JS, and the page's scripts, come as their .gz files (a third
+    and a quarter of the bytes): from a host that compresses nothing the worker and the
+    page decompress them; from one that sends them with Content-Encoding: gzip the
+    browser has. Either way Python starts from the snapshot, the formulas are typeset
     and the link's numbers are shown."""
     handler = type("Handler", (host,), {"served": []})
     with http_server(site, handler) as url:
@@ -1623,9 +1629,28 @@ def test_the_runtime_comes_compressed_from_any_host(offline, site, host):
         wait_until_ready(page)
         assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
         fetched = {path.rsplit("/", 1)[-1] for path in handler.served}
-        for name in build.RUNTIME_GZ:
+        page_scripts = [p.name.removesuffix(".gz") for p in page_script_files(site)]
+        assert {"bokeh.min.js", "panel.min.js", "katex.min.js"} <= set(page_scripts)
+        for name in [*build.RUNTIME_GZ, *page_scripts]:
             assert f"{name}.gz" in fetched and name not in fetched, (name, sorted(fetched))
+        assert page.locator(".katex").count() > 0
         assert console.errors == []
+        page.close()
+
+
+def test_a_page_script_without_its_gz_is_loaded_as_it_is(offline, site):
+    """A host that lacks BokehJS's .gz (an older deploy, a partial copy) still serves a
+    working page: the original is loaded in its place, in its turn."""
+    missing = ("bokeh.min.js.gz",)
+    handler = type("Handler", (MissingFileHandler, RecordingHandler), {"missing": missing})
+    handler.served = []
+    with http_server(site, handler) as url:
+        page = offline.new_page()
+        page.goto(url + "?d_k=128&scaling=none&section=saturation")
+        wait_until_ready(page)
+        assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
+        assert "/bokeh/bokeh.min.js" in handler.served
+        assert "/bokeh/bokeh-widgets.min.js.gz" in handler.served
         page.close()
 
 

@@ -1,0 +1,71 @@
+// The page's JavaScript (BokehJS, Panel, KaTeX: 3 MB), shipped gzip-compressed beside
+// the originals (build.py's compress_page_scripts: 0.8 MB) and run in the order the
+// page had it. The build puts this loader where the page's script tags were and
+// turns every inline script after it into type="text/after-page-scripts", which the
+// browser does not run: this runs them, in order, once the page's JavaScript has run
+// and the document is parsed. So the page is parsed and painted while its scripts
+// download. A host that sends a .gz with Content-Encoding: gzip has the browser
+// decompress it already; where a .gz is missing or the browser cannot decompress, the
+// original is loaded instead.
+(() => {
+  const SCRIPTS = PAGE_SCRIPTS;
+
+  async function text(response) {
+    const reader = response.body.getReader();
+    const first = await reader.read();
+    const head = first.done ? new Uint8Array(0) : first.value;
+    const body = new ReadableStream({
+      start(controller) {
+        if (head.length) controller.enqueue(head);
+        if (first.done) controller.close();
+      },
+      async pull(controller) {
+        const {done, value} = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+    });
+    const isGzip = head[0] === 0x1f && head[1] === 0x8b;
+    return new Response(isGzip ? body.pipeThrough(new DecompressionStream('gzip')) : body).text();
+  }
+
+  // The source of script `src`, decompressed; null to load the original instead.
+  async function source(src) {
+    if (typeof DecompressionStream !== 'function') return null;
+    try {
+      const response = await fetch(`${src}.gz`);
+      return response.ok ? await text(response) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  // Run a script (its source, or its address when `code` is null); resolves once run.
+  function run(code, src) {
+    const script = document.createElement('script');
+    if (code === null) {
+      script.src = src;
+      const loaded = new Promise((resolve) => { script.onload = script.onerror = resolve; });
+      document.head.appendChild(script);
+      return loaded;
+    }
+    script.textContent = `${code}\n//# sourceURL=${new URL(src, location.href)}`;
+    document.head.appendChild(script);  // a script inserted with its text runs at once
+    return Promise.resolve();
+  }
+
+  const parsed = new Promise((resolve) => {
+    if (document.readyState !== 'loading') resolve();
+    else document.addEventListener('DOMContentLoaded', resolve, {once: true});
+  });
+  const sources = SCRIPTS.map(source);  // all downloads at once
+  (async () => {
+    for (const [i, src] of SCRIPTS.entries()) await run(await sources[i], src);
+    await parsed;
+    for (const held of document.querySelectorAll('script[type="text/after-page-scripts"]')) {
+      const script = document.createElement('script');
+      script.textContent = held.textContent;
+      held.replaceWith(script);
+    }
+  })();
+})();
