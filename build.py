@@ -30,8 +30,11 @@ wrote it, and the page says so.
 
 Pyodide's wasm and JS are shipped gzip-compressed beside the originals
 (``RUNTIME_GZ``), and the worker fetches and decompresses them itself
-(``static/worker_runtime.js``): a host that compresses nothing sends a third
-of their bytes.
+(``static/worker_runtime.js``), as the page does its own scripts
+(``compress_page_scripts``): a host that compresses nothing sends a third of
+their bytes. Of site-packages, the worker fetches only what the snapshot does
+not hold and a session reads (``SESSION_FILES``); every other file is there
+alone, fetched if Python ever reads it.
 
 One line of Pyodide's ``pyodide.asm.js`` is changed, so that the snapshot made
 in node (V8) restores in Safari's engine too (``NO_TABLE_SCAN`` says why), and
