@@ -5,8 +5,9 @@
 // extension modules' code or the live JS objects that Python refers to. So:
 //  - `install` wraps Pyodide's module factory; its last preRun hook (after the
 //    standard library is in place, before the interpreter starts) writes the
-//    site-packages files from a pack and loads the extension modules (.so) listed
-//    in `preload`, in that order. Before the runtime starts their memory comes
+//    site-packages files from a pack, lists those the pack keeps elsewhere (fetched
+//    when first read), and loads the extension modules (.so) listed in `preload`,
+//    in that order. Before the runtime starts their memory comes
 //    from a deterministic bump of __heap_base, so their addresses and function
 //    table slots are the same when the snapshot is made and when it is restored.
 //  - given the snapshot opened by the worker (static/worker_snapshot.js), it sizes
