@@ -233,7 +233,9 @@ def test_the_worker_writes_the_snapshot_into_the_memory_as_it_is(site, tmp_path,
     image_start = int.from_bytes(snapshot[4:8], "little")
     assert restored[: len(snapshot)] == snapshot
     assert restored[len(snapshot) :] == bytes(len(restored) - len(snapshot))
-    assert image_start == 992 and snapshot.count(bytes(4096)) > 1000  # the case tested
+    # The case tested: the image starts inside a page of the download (its pages
+    # straddle the decompressor's chunks), and it has pages of zeros to skip.
+    assert image_start % 4096 != 0 and snapshot.count(bytes(4096)) > 1000
 
 
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # Panel 1.9 on Panel 2
