@@ -1609,6 +1609,14 @@ class GzipEncodingHandler(RecordingHandler):
         super().end_headers()
 
 
+def open_the_link(page, url, boot="snapshot"):
+    """Open a link at ``url`` (a host of the site, as served), wait until it is ready
+    with Python started as ``boot`` says, and check that it shows the link's weights."""
+    page.goto(url + "?d_k=128&scaling=none&section=saturation")
+    wait_until_ready(page, boot=boot)
+    assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
+
+
 def page_script_files(site: Path) -> list[Path]:
     """The .gz files of the page's scripts (build.compress_page_scripts)."""
     return [p for p in site.rglob("*.js.gz") if p.relative_to(site).parts[0] != "pyodide"]
@@ -1625,9 +1633,7 @@ def test_the_runtime_comes_compressed_from_any_host(offline, site, host):
     with http_server(site, handler) as url:
         page = offline.new_page()
         console = Console(page)
-        page.goto(url + "?d_k=128&scaling=none&section=saturation")
-        wait_until_ready(page)
-        assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
+        open_the_link(page, url)
         fetched = {path.rsplit("/", 1)[-1] for path in handler.served}
         page_scripts = [p.name.removesuffix(".gz") for p in page_script_files(site)]
         assert {"bokeh.min.js", "panel.min.js", "katex.min.js"} <= set(page_scripts)
@@ -1646,9 +1652,7 @@ def test_a_page_script_without_its_gz_is_loaded_as_it_is(offline, site):
     handler.served = []
     with http_server(site, handler) as url:
         page = offline.new_page()
-        page.goto(url + "?d_k=128&scaling=none&section=saturation")
-        wait_until_ready(page)
-        assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
+        open_the_link(page, url)
         assert "/bokeh/bokeh.min.js" in handler.served
         assert "/bokeh/bokeh-widgets.min.js.gz" in handler.served
         page.close()
@@ -1681,9 +1685,7 @@ def test_a_file_the_pack_left_out_is_fetched_when_python_reads_it(offline, site,
     with http_server(copy, handler) as url:
         page = offline.new_page()
         console = Console(page)
-        page.goto(url + "?d_k=128&scaling=none&section=saturation")
-        wait_until_ready(page)
-        assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
+        open_the_link(page, url)
         assert ELSEWHERE + moved in handler.served
         assert "without the saved Python session" not in page.locator("#lab-status").inner_text()
         assert console.errors == []
@@ -1710,10 +1712,8 @@ def test_without_its_snapshot_the_page_starts_python_from_scratch(offline, site,
     with http_server(site, handler) as url:
         page = offline.new_page()
         console = Console(page)
-        page.goto(url + "?d_k=128&scaling=none&section=saturation")
-        wait_until_ready(page, boot="scratch")
+        open_the_link(page, url, boot="scratch")
         assert "without the saved Python session" in page.locator("#lab-status").inner_text()
-        assert_shows_weights_of(page, Settings(d_k=128, scaling="none", seed=0, **DEFAULT))
         # Live first, then trained in the background: the runs are those trained here.
         page.wait_for_function(TRAINED_JS, timeout=60_000)
         open_section(page, "learning")
