@@ -28,7 +28,7 @@ from pathlib import Path
 
 from browser import http_server
 
-import build
+from sitebuild.serve import SiteHandler
 
 # In the page's <head>: beacons to the test's server (POST /__observed). The end of
 # every animation frame is kept (BokehJS paints its canvases in them); once an answer
@@ -80,7 +80,7 @@ class ObservedSite:
     def __enter__(self):
         observed = self
 
-        class Handler(build.SiteHandler):
+        class Handler(SiteHandler):
             def do_GET(self):
                 if self.path.split("?")[0] not in ("/", "/index.html"):
                     return super().do_GET()

@@ -1,4 +1,5 @@
-"""build.py's checks on its inputs and outputs, and its CDN variant."""
+"""The build's checks on its inputs and outputs (``build.py``, ``sitebuild/``), and its
+CDN variant."""
 
 import base64
 import csv
@@ -15,6 +16,13 @@ from browser import REPO
 from pyodide_lock import PyodideLockSpec
 
 import build
+from sitebuild.common import BuildError
+from sitebuild.inputs import check_sha256
+from sitebuild.page import UNUSED_BOKEH_BUNDLES, check_no_cdn
+from sitebuild.panel_patches import MERGED_CLICKS
+from sitebuild.serve import serve
+from sitebuild.snapshot import WORKER_SNAPSHOT_JS
+from sitebuild.wheels import close_lock, rewrite_wheel
 
 
 def make_wheel(path, files):
@@ -38,7 +46,7 @@ def test_rewrite_wheel_strips_the_compiled_module_and_retags(tmp_path):
     )
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    result = build.rewrite_wheel(source, out_dir, drop=("fast/_speedups",), retag=True)
+    result = rewrite_wheel(source, out_dir, drop=("fast/_speedups",), retag=True)
     assert result.name == "fast-1.0-py3-none-any.whl"
     with zipfile.ZipFile(result) as wheel:
         names = wheel.namelist()
@@ -58,8 +66,8 @@ def test_rewrite_wheel_strips_the_compiled_module_and_retags(tmp_path):
 def test_a_tampered_input_fails_naming_the_file(tmp_path):
     path = tmp_path / "numpy.whl"
     path.write_bytes(b"not numpy")
-    with pytest.raises(build.BuildError, match=r"sha256 mismatch for numpy \(numpy.whl\)"):
-        build.check_sha256(path, "0" * 64, "numpy")
+    with pytest.raises(BuildError, match=r"sha256 mismatch for numpy \(numpy.whl\)"):
+        check_sha256(path, "0" * 64, "numpy")
 
 
 def lock_with(packages):
@@ -86,18 +94,18 @@ def lock_with(packages):
 
 def test_the_lock_must_hold_every_dependency():
     lock = lock_with({"panel": ["param", "nh3"], "param": []})
-    build.close_lock(lock)  # nh3 is a known, documented drop
+    close_lock(lock)  # nh3 is a known, documented drop
     assert lock.packages["panel"].depends == ["param"]
-    with pytest.raises(build.BuildError, match="dependency missing from the lock: app needs scipy"):
-        build.close_lock(lock_with({"app": ["scipy"]}))
+    with pytest.raises(BuildError, match="dependency missing from the lock: app needs scipy"):
+        close_lock(lock_with({"app": ["scipy"]}))
 
 
 def test_cdn_addresses_fail_the_build(tmp_path):
     (tmp_path / "index.html").write_text('<script src="https://cdn.holoviz.org/panel.js">')
-    with pytest.raises(build.BuildError, match=r"index.html: https://cdn.holoviz.org"):
-        build.check_no_cdn(tmp_path)
+    with pytest.raises(BuildError, match=r"index.html: https://cdn.holoviz.org"):
+        check_no_cdn(tmp_path)
     (tmp_path / "index.html").write_text('<a href="https://example.org/">a link</a>')
-    build.check_no_cdn(tmp_path)
+    check_no_cdn(tmp_path)
 
 
 def test_the_cdn_variant_references_the_cdns_and_ships_the_app(site, output_dir):
@@ -116,14 +124,14 @@ def test_the_cdn_variant_references_the_cdns_and_ships_the_app(site, output_dir)
     assert "https://cdn.bokeh.org/bokeh/release/bokeh-3.9.2.min.js" in html
     assert "https://cdn.jsdelivr.net/pyodide/" in worker
     assert 'id="lab-status"' in html and "reportFailure" in worker
-    assert "bokeh-gl" not in html  # build.UNUSED_BOKEH_BUNDLES
+    assert "bokeh-gl" not in html  # UNUSED_BOKEH_BUNDLES
     with zipfile.ZipFile(build.CDN_SITE / "main.resources.zip") as resources:
         assert any("attention_scaling_lab" in n for n in resources.namelist())
 
 
 def test_the_page_loads_no_bokeh_bundle_it_does_not_use(site):
     html = (site / "index.html").read_text()
-    for bundle in build.UNUSED_BOKEH_BUNDLES:
+    for bundle in UNUSED_BOKEH_BUNDLES:
         assert bundle not in html and not list((site / "bokeh").glob(f"{bundle}*")), bundle
     assert "bokeh/bokeh-widgets.min.js" in html  # the bundles it uses stay
 
@@ -136,8 +144,8 @@ def test_serving_on_a_taken_port_says_so_in_one_line(site, tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        with pytest.raises(build.BuildError) as raised:
-            build.serve(site, "127.0.0.1", port)
+        with pytest.raises(BuildError) as raised:
+            serve(site, "127.0.0.1", port)
         result = subprocess.run(
             [sys.executable, "build.py", "--serve", "--port", str(port)],
             cwd=REPO,
@@ -224,7 +232,7 @@ def test_the_worker_writes_the_snapshot_into_the_memory_as_it_is(site, tmp_path,
     holds the image byte for byte, with the header apart; a short download is refused."""
     snapshot = gzip.decompress((site / "snapshot/snapshot.bin.gz").read_bytes())
     out = tmp_path / "restored"
-    env = {"WORKER_SNAPSHOT_JS": str(build.WORKER_SNAPSHOT_JS), "PATH": os.environ["PATH"]}
+    env = {"WORKER_SNAPSHOT_JS": str(WORKER_SNAPSHOT_JS), "PATH": os.environ["PATH"]}
     subprocess.run(["node", "-e", RESTORE_JS, site, served, out], env=env, check=True)
     restored = out.read_bytes()
     if served == "cut short":
@@ -240,9 +248,9 @@ def test_the_worker_writes_the_snapshot_into_the_memory_as_it_is(site, tmp_path,
 
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # Panel 1.9 on Panel 2
 def test_new_draw_is_the_button_whose_quick_clicks_merge():
-    """The page merges quick clicks only of buttons tagged build.MERGED_CLICKS."""
+    """The page merges quick clicks only of buttons tagged MERGED_CLICKS."""
     from app.page import AttentionLab
 
     lab = AttentionLab()
-    assert build.MERGED_CLICKS in lab.new_draw.tags
-    assert build.MERGED_CLICKS not in lab.stage.next_section.tags
+    assert MERGED_CLICKS in lab.new_draw.tags
+    assert MERGED_CLICKS not in lab.stage.next_section.tags

@@ -37,12 +37,12 @@ from test_site import (
     assert_swept_as_here,
 )
 
-import build
 from app.captions import section_label, section_title
 from app.questions import question
 from app.scenario import D_K_OPTIONS, DEFAULTS, SECTIONS
 from app.simulation import SCALING_RULES, Settings, simulate
 from app.style import RULE_NAMES
+from sitebuild.serve import SiteHandler
 
 BOOT_TIMEOUT = 240  # s; every engine boots in 10 to 35 s here
 STATUS_BAR = "document.getElementById('lab-status')"
@@ -53,7 +53,7 @@ SETTLED_JS = f"['ready', 'busy', 'failed'].includes({STATE_JS}) && {STATE_JS}"
 
 @pytest.fixture(scope="module")
 def site_url(site):
-    with http_server(site, build.SiteHandler) as url:
+    with http_server(site, SiteHandler) as url:
         yield url
 
 
@@ -75,7 +75,7 @@ def heatmap(engine) -> np.ndarray:
 # Python starts from the build's memory snapshot in every engine. WebKit used to
 # start from scratch: its first call into the restored Python failed with
 # "call_indirect to a signature that does not match", until the build made the
-# function table's layout the same in every engine (build.NO_TABLE_SCAN).
+# function table's layout the same in every engine (sitebuild.wheels.NO_TABLE_SCAN).
 BOOT = "snapshot"
 
 

@@ -30,7 +30,8 @@ def test_every_section_has_a_module_that_builds_its_views_in_page_order():
 
 
 def test_every_view_draws_on_canvas():
-    """The site does not load BokehJS's WebGL bundle (``build.UNUSED_BOKEH_BUNDLES``)."""
+    """The site does not load BokehJS's WebGL bundle
+    (``sitebuild.page.UNUSED_BOKEH_BUNDLES``)."""
     lab = AttentionLab()
     backends = {
         key: fig.output_backend

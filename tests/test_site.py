@@ -1,9 +1,9 @@
 """The built static site, run by Pyodide in Chromium with no network but 127.0.0.1.
 
 The site is built once per session (``python build.py``, the real build) and
-served by ``build.py``'s own handler. Chromium resolves no other host, and a
-request route records and aborts anything not local, so the tests prove the
-page needs nothing from outside the machine.
+served by the build's own handler (``sitebuild.serve``). Chromium resolves no
+other host, and a request route records and aborts anything not local, so the
+tests prove the page needs nothing from outside the machine.
 """
 
 import csv
@@ -70,6 +70,8 @@ from app.style import RULE_COLORS, RULE_NAMES, rule_key_label
 from app.sweep import sweep
 from app.training import train, training_sweep
 from app.words import glossary, text, to_html
+from sitebuild.serve import SiteHandler
+from sitebuild.snapshot import RUNTIME_GZ, SESSION_FILES, pack
 
 BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here
 DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "n_queries": 64}
@@ -79,10 +81,10 @@ STATUS = "document.getElementById('lab-status')?.dataset.state"
 WEIGHT_RTOL = 1e-9
 
 
-ELSEWHERE = "/snapshot/site-packages/"  # where the files the pack lacks are (build.py)
+ELSEWHERE = "/snapshot/site-packages/"  # where the files the pack lacks are (sitebuild.snapshot)
 
 
-class SessionHandler(build.SiteHandler):
+class SessionHandler(SiteHandler):
     """The site's own handler, recording each file of site-packages that the worker
     fetched alone (``read_elsewhere``, relative to site-packages): one that Python read
     and the pack lacks."""
@@ -107,7 +109,7 @@ def reads_only_its_pack(request, output_dir):
     """Every test of the site on ``site_url`` (together, a full session: every section,
     control, question, training, the sweep and export) records the files of
     site-packages Python read that the pack lacks; there must be none. A file read on
-    every visit costs a round trip each: build.SESSION_FILES must list it."""
+    every visit costs a round trip each: SESSION_FILES must list it."""
     yield
     if "site_url" not in request.fixturenames:
         return
@@ -116,7 +118,7 @@ def reads_only_its_pack(request, output_dir):
     if read:
         with open(output_dir / "session_files.missing.txt", "a") as missing:
             missing.write("".join(f"{path}\n" for path in read))
-        pytest.fail(f"{request.node.name} read files {build.SESSION_FILES.name} lacks: {read}")
+        pytest.fail(f"{request.node.name} read files {SESSION_FILES.name} lacks: {read}")
 
 
 def offline_context(browser, **options):
@@ -1526,7 +1528,7 @@ def test_per_view_scales_show_the_shape_of_extreme_scenarios(offline, site_url):
     assert colours == [[pytest.approx(0.1 / 64), 1.0]]  # uniform 1/n sits mid-scale
 
 
-class SlowStylesheetHandler(build.SiteHandler):
+class SlowStylesheetHandler(SiteHandler):
     """Serves stylesheets late and uncached, as a busy host does."""
 
     def do_GET(self):
@@ -1553,7 +1555,7 @@ def test_ready_waits_for_the_live_text_to_be_shown(offline, site):
         page.close()
 
 
-class MissingFileHandler(build.SiteHandler):
+class MissingFileHandler(SiteHandler):
     """Serves the site but answers 404 for some files, as a broken host would."""
 
     missing = ()
@@ -1565,7 +1567,7 @@ class MissingFileHandler(build.SiteHandler):
             super().do_GET()
 
 
-class AlteredSnapshotHandler(build.SiteHandler):
+class AlteredSnapshotHandler(SiteHandler):
     """Serves ``alter(snapshot)`` for the snapshot, as a stale or broken deploy would."""
 
     alter = None
@@ -1584,7 +1586,7 @@ class AlteredSnapshotHandler(build.SiteHandler):
             super().do_GET()
 
 
-class RecordingHandler(build.SiteHandler):
+class RecordingHandler(SiteHandler):
     """Serves the site as a host that compresses nothing; records the paths asked for
     (``served``: a list per subclass)."""
 
@@ -1618,7 +1620,7 @@ def open_the_link(page, url, boot="snapshot"):
 
 
 def page_script_files(site: Path) -> list[Path]:
-    """The .gz files of the page's scripts (build.compress_page_scripts)."""
+    """The .gz files of the page's scripts (sitebuild.page.compress_page_scripts)."""
     return [p for p in site.rglob("*.js.gz") if p.relative_to(site).parts[0] != "pyodide"]
 
 
@@ -1637,7 +1639,7 @@ def test_the_runtime_comes_compressed_from_any_host(offline, site, host):
         fetched = {path.rsplit("/", 1)[-1] for path in handler.served}
         page_scripts = [p.name.removesuffix(".gz") for p in page_script_files(site)]
         assert {"bokeh.min.js", "panel.min.js", "katex.min.js"} <= set(page_scripts)
-        for name in [*build.RUNTIME_GZ, *page_scripts]:
+        for name in [*RUNTIME_GZ, *page_scripts]:
             assert f"{name}.gz" in fetched and name not in fetched, (name, sorted(fetched))
         assert page.locator(".katex").count() > 0
         assert console.errors == []
@@ -1659,7 +1661,7 @@ def test_a_page_script_without_its_gz_is_loaded_as_it_is(offline, site):
 
 
 def unpack(blob: bytes) -> tuple[dict[str, bytes], list[str], dict[str, int]]:
-    """The files, preload and elsewhere of a ``build.pack``."""
+    """The files, preload and elsewhere of a ``sitebuild.snapshot.pack``."""
     (length,) = struct.unpack_from("<I", blob)
     index = json.loads(blob[4 : 4 + length])
     data = blob[4 + length :]
@@ -1678,7 +1680,7 @@ def test_a_file_the_pack_left_out_is_fetched_when_python_reads_it(offline, site,
     files, preload, elsewhere = unpack(gzip.decompress(pack_file.read_bytes()))
     data = files.pop(moved)
     pack_file.unlink()
-    pack_file.write_bytes(gzip.compress(build.pack(files, preload, elsewhere | {moved: len(data)})))
+    pack_file.write_bytes(gzip.compress(pack(files, preload, elsewhere | {moved: len(data)})))
     (copy / "snapshot/site-packages" / moved).parent.mkdir(parents=True, exist_ok=True)
     (copy / "snapshot/site-packages" / moved).write_bytes(data)
     handler = type("Handler", (RecordingHandler,), {"served": []})
@@ -1850,7 +1852,7 @@ def test_quick_clicks_while_python_works_merge_into_one_update(offline, site_url
 def test_quick_clicks_on_next_each_go_a_section_on(offline, site_url):
     """Three clicks on "Next" in one go, while Python works on the first: the page
     merged the two that waited into one, and the learner went two sections on, not
-    three. Only "New draw" merges its clicks (build.MERGED_CLICKS)."""
+    three. Only "New draw" merges its clicks (sitebuild.panel_patches.MERGED_CLICKS)."""
     page = offline.new_page()
     page.add_init_script(COUNT_WORKER_MESSAGES_JS)
     page.goto(site_url)

@@ -101,6 +101,7 @@ import build
 from app.captions import section_label
 from app.scenario import FIRST_SECTION, SECTIONS
 from app.style import RULE_NAMES
+from sitebuild.serve import SiteHandler
 
 RUNS = 3
 MOVES = 40
@@ -176,7 +177,7 @@ def floor_site(folder: Path) -> Path:
     return folder
 
 
-class CountingHandler(build.SiteHandler):
+class CountingHandler(SiteHandler):
     """The site's handler, recording the bytes of every file it serves."""
 
     served: list

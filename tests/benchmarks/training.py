@@ -29,6 +29,7 @@ from browser import OFFLINE_ARGS, http_server, launch
 
 import build
 from app.simulation import SCALING_RULES
+from sitebuild.serve import SiteHandler
 
 REPEATS = 5
 
@@ -84,7 +85,7 @@ def cpython() -> dict:
 
 
 def browser() -> dict:
-    with http_server(build.SITE, build.SiteHandler) as url, sync_playwright() as p:
+    with http_server(build.SITE, SiteHandler) as url, sync_playwright() as p:
         chromium = launch(p, OFFLINE_ARGS)
         page = chromium.new_page()
         page.goto(url)

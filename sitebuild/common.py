@@ -1,0 +1,35 @@
+"""What every step of the build shares: the repository's folders, the build's
+messages and its error, running a command, and editing a file that is not ours."""
+
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+STATIC = REPO / "static"  # the HTML, JS and CSS the build fills in and ships
+CACHE = REPO / "static" / "cache"
+
+
+def say(message: str):
+    print(f"[build] {message}", flush=True)
+
+
+class BuildError(RuntimeError):
+    """A build input is missing, tampered with or inconsistent."""
+
+
+def run(command: list[str], **kwargs):
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise BuildError(f"{' '.join(command)} failed:\n{result.stdout}{result.stderr}")
+
+
+def replace_once(text: str, old: str, new: str, where: str) -> str:
+    """``text`` with its one occurrence of ``old`` replaced by ``new``.
+
+    Raises BuildError naming ``where`` when ``old`` is missing or repeated: the
+    build edits Panel's generated page and worker and one line of Pyodide, and
+    must notice when a release changes them.
+    """
+    if text.count(old) != 1:
+        raise BuildError(f"{where} no longer reads as build.py expects: {old!r}")
+    return text.replace(old, new)

@@ -1,0 +1,153 @@
+"""The worker's memory snapshot (``snapshot/``): made in node, shipped compressed with
+the files of site-packages it lacks, and booted from by the worker; and Pyodide's
+runtime, shipped compressed beside the originals."""
+
+import gzip
+import json
+import shutil
+import struct
+import tempfile
+import zipfile
+from pathlib import Path
+
+from sitebuild.common import STATIC, BuildError, replace_once, run, say
+from sitebuild.page import WORKER_REQUIREMENTS
+from sitebuild.panel_patches import START_GATE
+
+# The worker's memory snapshot: made in node by MAKE_SNAPSHOT_JS, restored by
+# WORKER_SNAPSHOT_JS, both with the helpers in SNAPSHOT_JS.
+SNAPSHOT_JS = STATIC / "snapshot.js"
+MAKE_SNAPSHOT_JS = STATIC / "make_snapshot.js"
+WORKER_SNAPSHOT_JS = STATIC / "worker_snapshot.js"
+WORKER_RUNTIME_JS = STATIC / "worker_runtime.js"  # the runtime fetched compressed
+# Pyodide's files that the worker fetches gzip-compressed (static/worker_runtime.js):
+# pyodide.asm.wasm 10.1 MB -> 3.1 MB, pyodide.asm.js 1.3 MB -> 0.24 MB. python_stdlib.zip
+# is a zip of compressed files already (2.36 MB -> 2.32 MB): it is not worth a second copy.
+RUNTIME_GZ = ("pyodide.asm.wasm", "pyodide.asm.js")
+# The files of site-packages that the worker reads after restoring the snapshot, in a
+# full session, besides the extension modules: they ride in the pack, and every other
+# file is fetched alone if Python ever reads it (static/worker_snapshot.js).
+# tests/test_site.py records what a full session reads and fails when this is stale.
+SESSION_FILES = STATIC / "session_files.txt"
+
+
+# The worker boots from the snapshot when it can (see static/worker_snapshot.js).
+# Then, while the page draws the document it sent, Python applies the page's
+# location to it (a link's scenario): the changes wait in the held document and go
+# to the page as one patch once it has rendered, and the page's own location
+# message, the same, is not applied again (panel_patches.PAGE_LOCATION). Before,
+# the worker computed a link's scenario only after the page had drawn the default one.
+PANEL_BOOT = "  self.pyodide = await loadPyodide();\n"
+SNAPSHOT_BOOT = """\
+  self.pyodide = await restoreSnapshot();
+  if (self.pyodide) {
+    self.pyodide.globals.set("sendPatch", sendPatch);
+    postSnapshotDocument(self.pyodide);
+    if (pageLocation) {
+      self.onmessage({data: {type: 'location', location: pageLocation}});
+      appliedLocation = pageLocation;
+    }
+    return;
+  }
+  self.pyodide = await loadPyodide();
+"""
+
+
+def pack(files: dict[str, bytes], preload: list[str], elsewhere: dict[str, int]) -> bytes:
+    """Files for the worker's site-packages in one blob (format in static/snapshot.js),
+    with the size of each file kept ``elsewhere``, by path."""
+    index, offset = [], 0
+    for path, data in files.items():
+        index.append([path, offset, len(data)])
+        offset += len(data)
+    others = [[path, size] for path, size in elsewhere.items()]
+    header = json.dumps({"files": index, "preload": preload, "elsewhere": others}).encode()
+    return b"".join([struct.pack("<I", len(header)), header, *files.values()])
+
+
+def site_packages(pyodide_dir: Path) -> dict[str, bytes]:
+    """Every file the worker installs: the wheels that Panel, Bokeh and the app need."""
+    lock = json.loads((pyodide_dir / "pyodide-lock.json").read_text())["packages"]
+    needed, stack = set(), ["bokeh", "panel", *WORKER_REQUIREMENTS]
+    while stack:
+        name = stack.pop()
+        if name not in needed:
+            needed.add(name)
+            stack += lock[name]["depends"]
+    files = {}
+    for name in sorted(needed):
+        with zipfile.ZipFile(pyodide_dir / lock[name]["file_name"]) as wheel:
+            for info in sorted(wheel.infolist(), key=lambda info: info.filename):
+                if not info.is_dir():
+                    files[info.filename] = wheel.read(info)
+    return files
+
+
+def session_files() -> set[str]:
+    """SESSION_FILES: one path relative to site-packages per line; # starts a comment."""
+    lines = (line.split("#")[0].strip() for line in SESSION_FILES.read_text().splitlines())
+    return {line for line in lines if line}
+
+
+def make_snapshot(site: Path) -> dict[str, bytes]:
+    """The worker's memory snapshot and its files, by file name, ready to ship.
+
+    ``snapshot.bin.gz`` is Pyodide's wasm memory after the worker's own code
+    has run in node (``static/make_snapshot.js``): packages imported, the app's
+    document built. ``site-packages.pack.gz`` holds what the snapshot does not
+    and the worker needs: the extension modules to load before restoring, in
+    order, and the files a session reads (SESSION_FILES). Both are
+    gzip-compressed with a fixed time stamp: the same inputs give the same
+    bytes. The worker decompresses them itself, so any static host serves them
+    small. Every other file Python could still read (a module nobody imports
+    yet) is shipped alone under ``site-packages/``, fetched only if it is read.
+    """
+    files = site_packages(site / "pyodide")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "site-packages.pack").write_bytes(pack(files, [], {}))
+        for step in ("discover", "make"):
+            run(["node", str(MAKE_SNAPSHOT_JS), str(site), str(work), step])
+        preload = json.loads((work / "preload.json").read_text())
+        imported = set(json.loads((work / "imported.json").read_text()))
+        snapshot = (work / "snapshot.bin").read_bytes()
+    kept = {path: data for path, data in files.items() if path not in imported}
+    wanted = session_files()
+    if unknown := wanted - files.keys():
+        raise BuildError(f"{SESSION_FILES.name} lists files the worker lacks: {unknown}")
+    packed = {path: data for path, data in kept.items() if path in {*preload, *wanted}}
+    elsewhere = {path: data for path, data in kept.items() if path not in packed}
+    sizes = {path: len(data) for path, data in elsewhere.items()}
+    shipped = {
+        f"{name}.gz": gzip.compress(data, compresslevel=6, mtime=0)
+        for name, data in [
+            ("snapshot.bin", snapshot),
+            ("site-packages.pack", pack(packed, preload, sizes)),
+        ]
+    }
+    return shipped | {f"site-packages/{path}": data for path, data in elsewhere.items()}
+
+
+def add_snapshot(site: Path):
+    """Ship the snapshot in ``site/snapshot/`` and make the worker boot from it."""
+    say("making the worker's memory snapshot (node)")
+    folder = site / "snapshot"
+    folder.mkdir()
+    for name, data in make_snapshot(site).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    shutil.copy2(SNAPSHOT_JS, folder / SNAPSHOT_JS.name)
+    worker = site / "main.js"
+    body = replace_once(worker.read_text(), PANEL_BOOT, SNAPSHOT_BOOT, "Panel's worker")
+    scripts = WORKER_RUNTIME_JS.read_text() + WORKER_SNAPSHOT_JS.read_text()
+    body = replace_once(body, START_GATE, scripts + START_GATE, "Panel's worker")
+    worker.write_text(body)
+
+
+def compress_runtime(pyodide_dir: Path):
+    """Write each of RUNTIME_GZ gzip-compressed beside it (fixed time stamp: the same
+    bytes on every build). The originals stay for what asks for them by name: the
+    worker when the site lacks a .gz, the bare Pyodide page of the benchmark."""
+    for name in RUNTIME_GZ:
+        data = (pyodide_dir / name).read_bytes()
+        (pyodide_dir / f"{name}.gz").write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
