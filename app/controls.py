@@ -119,7 +119,8 @@ def scenario_widgets(s: Scenario) -> dict:
         if "value_throttled" in widget.param:  # a slider
             widget.stylesheets = [*widget.stylesheets, TOUCH_CSS]
         # In the browser build a slider acts while it is dragged: the worker takes
-        # the next value only when it is done with the last (build.WORKER_IDLE).
+        # the next value only when it is done with the last (sitebuild.panel_patches,
+        # PAGE_APPLY and PAGE_IDLE).
         # A server would queue every value of a drag, so there it acts on release.
         live = in_browser_build() or "value_throttled" not in widget.param
         throttled = "value" if live else "value_throttled"

@@ -100,7 +100,8 @@ class AttentionLab(pn.viewable.Viewer):
             # The worker learns the page's URL from its location message, which sets
             # href (and search, if any); then the link's scenario applies. Restored from
             # the snapshot, it learns it as it sends the document, and applies the
-            # link's scenario while the page draws the document (build.py, SNAPSHOT_BOOT).
+            # link's scenario while the page draws the document
+            # (sitebuild.snapshot.SNAPSHOT_BOOT).
             location.param.watch(lambda *_: self._go_live(), ["href", "search"])
             return
         if location is not None:
@@ -114,7 +115,7 @@ class AttentionLab(pn.viewable.Viewer):
         s = self.scenario
         self.widgets = scenario_widgets(s)
         # Quick clicks while Python works merge into one: each would show a new draw
-        # (build.MERGED_CLICKS; any other button's clicks all count).
+        # (sitebuild.panel_patches.MERGED_CLICKS; any other button's clicks all count).
         self.new_draw = pn.widgets.Button(
             name="New draw", button_type="primary", width=110, tags=["merged-clicks"]
         )

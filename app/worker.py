@@ -8,7 +8,7 @@ so the page applies a move in one go, and ``apply_page_patch`` applies the
 page's changes through the same link. Changes sent ahead (``app.look_ahead``)
 go to the page as ``{type: 'ahead', key, applied, patch, buffers}``, which
 ``static/ahead.js`` keeps for the page's next change (``key`` null: what was
-sent still holds). ``build.py`` makes the
+sent still holds). The build (``sitebuild/panel_patches.py``) makes the
 worker call them instead of Panel's.
 
 Only importable under Pyodide (it needs the ``js`` module).

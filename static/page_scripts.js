@@ -1,7 +1,7 @@
 // The page's JavaScript (BokehJS, Panel, KaTeX: 3 MB), shipped gzip-compressed beside
-// the originals (build.py's compress_page_scripts: 0.8 MB) and run in the order the
-// page had it. The build puts this loader where the page's script tags were and
-// turns every inline script after it into type="text/after-page-scripts", which the
+// the originals (sitebuild/page.py's compress_page_scripts: 0.8 MB) and run in the
+// order the page had it. The build puts this loader where the page's script tags were
+// and turns every inline script after it into type="text/after-page-scripts", which the
 // browser does not run: this runs them, in order, once the page's JavaScript has run
 // and the document is parsed. So the page is parsed and painted while its scripts
 // download. A host that sends a .gz with Content-Encoding: gzip has the browser

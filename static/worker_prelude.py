@@ -1,4 +1,5 @@
-# Runs in the worker before Panel is imported; build.py fills in PANEL_ROOT.
+# Runs in the worker before Panel is imported; the build (sitebuild.page.convert) fills
+# in PANEL_ROOT.
 import os
 import sys
 import types

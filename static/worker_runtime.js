@@ -1,11 +1,11 @@
 // Pyodide's runtime, shipped compressed: the build writes pyodide.asm.wasm (10 MB)
-// and pyodide.asm.js (1.3 MB) gzip-compressed beside the originals (build.py's
-// RUNTIME_GZ), a third of their bytes on a host that compresses nothing. Pyodide
-// asks for the originals; the worker fetches the .gz files instead, as soon as it
-// exists (beside the snapshot's downloads), and decompresses them as they arrive.
-// A host that serves a .gz with Content-Encoding: gzip has the browser decompress
-// it already: its bytes are then used as they come. A site without the .gz files
-// (an older build) gets the originals.
+// and pyodide.asm.js (1.3 MB) gzip-compressed beside the originals
+// (sitebuild/snapshot.py's RUNTIME_GZ), a third of their bytes on a host that
+// compresses nothing. Pyodide asks for the originals; the worker fetches the .gz
+// files instead, as soon as it exists (beside the snapshot's downloads), and
+// decompresses them as they arrive. A host that serves a .gz with Content-Encoding:
+// gzip has the browser decompress it already: its bytes are then used as they come.
+// A site without the .gz files (an older build) gets the originals.
 const RUNTIME_GZ = {
   'pyodide.asm.wasm': 'application/wasm',
   'pyodide.asm.js': 'text/javascript',

@@ -116,9 +116,9 @@ async function openSnapshot(bytes) {
   }
 }
 
-// The files the pack keeps elsewhere (build.py's SESSION_FILES says which it
-// holds): each is fetched, whole and synchronously, the first time Python reads
-// it, as Python's file reads are synchronous. A worker may make such a request.
+// The files the pack keeps elsewhere (sitebuild/snapshot.py's SESSION_FILES says
+// which it holds): each is fetched, whole and synchronously, the first time Python
+// reads it, as Python's file reads are synchronous. A worker may make such a request.
 function fetchElsewhere(path) {
   const request = new XMLHttpRequest();
   const url = SNAPSHOT + 'site-packages/' + path.split('/').map(encodeURIComponent).join('/');
