@@ -36,6 +36,11 @@ their bytes. Of site-packages, the worker fetches only what the snapshot does
 not hold and a session reads (``snapshot.SESSION_FILES``); every other file is there
 alone, fetched if Python ever reads it.
 
+The large files carry a hash of their content in their names, and a service
+worker keeps the site in the learner's browser once the page is live
+(``offline``): a second visit fetches next to nothing and works offline, and
+after a rebuild only the files whose content changed are fetched again.
+
 One line of Pyodide's ``pyodide.asm.js`` is changed, so that the snapshot made
 in node (V8) restores in Safari's engine too (``wheels.NO_TABLE_SCAN`` says why), and
 the build fails if that line is not found as written. The snapshot is the same
@@ -53,7 +58,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sitebuild import page, panel_patches, serve, snapshot, wheels
+from sitebuild import offline, page, panel_patches, serve, snapshot, wheels
 from sitebuild.common import REPO, BuildError, say
 
 SITE = REPO / "static" / "site"
@@ -73,6 +78,8 @@ BUILD_TEMPLATES = (
     panel_patches.NEXT_CHANGE_JS,
     page.PAGE_SCRIPTS_JS,
     snapshot.SESSION_FILES,
+    offline.SERVICE_WORKER_JS,
+    offline.REGISTER_SERVICE_WORKER_JS,
 )
 
 
@@ -101,6 +108,8 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
         snapshot.compress_runtime(work / "pyodide")
         page.compress_page_scripts(work)
     page.add_theory(work)
+    if not cdn:
+        offline.add_service_worker(work, offline.name_by_content(work))
     shutil.rmtree(final, ignore_errors=True)
     work.rename(final)
     total = sum(p.stat().st_size for p in final.rglob("*") if p.is_file())

@@ -7,4 +7,6 @@ makes the worker's memory snapshot and the pack of the files it lacks, and ships
 the runtime compressed; ``page`` converts the app with Panel, then localises, edits,
 checks and compresses the page, with the theory page beside it; ``panel_patches``
 edits Panel's worker and page so that they exchange the document's changes as the
-app needs, and adds the status bar; ``serve`` serves the built site."""
+app needs, and adds the status bar; ``offline`` names the large files by their
+content and adds the service worker that keeps the site for the next visit;
+``serve`` serves the built site."""

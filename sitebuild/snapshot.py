@@ -49,7 +49,7 @@ SNAPSHOT_BOOT = """\
     }
     return;
   }
-  self.pyodide = await loadPyodide();
+  self.pyodide = await loadPyodide({stdLibURL: named(STDLIB)});
 """
 
 

@@ -9,6 +9,9 @@
 // original is loaded instead.
 (() => {
   const SCRIPTS = PAGE_SCRIPTS;
+  // Each .gz carries a hash of its content in its name (sitebuild/offline.py): a path in
+  // the site to the name the build gave it.
+  const CONTENT_NAMES = SITE_NAMES;
 
   async function text(response) {
     const reader = response.body.getReader();
@@ -33,7 +36,8 @@
   async function source(src) {
     if (typeof DecompressionStream !== 'function') return null;
     try {
-      const response = await fetch(`${src}.gz`);
+      const compressed = `${src}.gz`.replace(/^\.\//, '');
+      const response = await fetch(`./${CONTENT_NAMES[compressed] ?? compressed}`);
       return response.ok ? await text(response) : null;
     } catch {
       return null;

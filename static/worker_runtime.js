@@ -12,9 +12,18 @@ const RUNTIME_GZ = {
 };
 const RUNTIME = './pyodide/';
 
+// The large files the page loads carry a hash of their content in their names
+// (sitebuild/offline.py), so that no cache pairs them with another build's page: a
+// path in the site ('./pyodide/python_stdlib.zip') to the name the build gave it.
+const CONTENT_NAMES = SITE_NAMES;
+const named = (path) => {
+  const relative = path.replace(/^\.\//, '');
+  return './' + (CONTENT_NAMES[relative] ?? relative);
+};
+
 const runtimeDownloads = new Map(
   Object.keys(RUNTIME_GZ).map((name) => [
-    name, fetchFromSite(`${RUNTIME}${name}.gz`).catch(() => null),
+    name, fetchFromSite(named(`${RUNTIME}${name}.gz`)).catch(() => null),
   ]),
 );
 

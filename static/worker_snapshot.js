@@ -6,6 +6,7 @@
 // If the snapshot cannot be used, restoreSnapshot says why in the status and
 // returns null, and the worker boots Python the slow way.
 const SNAPSHOT = './snapshot/';
+const STDLIB = './pyodide/python_stdlib.zip';
 // The first word of a Pyodide 0.27 snapshot. Restoring anything else would not
 // fail but hang (Pyodide sizes the wasm memory from it), so it is checked first;
 // Pyodide itself checks the build id that follows.
@@ -15,7 +16,7 @@ const SNAPSHOT_MAGIC = 1886286592;
 // idle while the page draws its prerendered plots); they are decompressed only
 // once the page says start, so that the CPU goes to drawing first.
 async function download(name) {
-  const response = await fetchFromSite(SNAPSHOT + name, {signal: snapshotAborted.signal});
+  const response = await fetchFromSite(named(SNAPSHOT + name), {signal: snapshotAborted.signal});
   if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
   return new Uint8Array(await response.arrayBuffer());
 }
@@ -129,6 +130,27 @@ function fetchElsewhere(path) {
   return new Uint8Array(request.response);
 }
 
+// The site's service worker keeps the site for the next visit (static/service_worker.js).
+// The snapshot is larger than some browsers' HTTP caches keep, where the service worker
+// would look for it, so this worker hands its two downloads to the service worker's
+// cache of files named by their content itself, once Python is restored, and then says
+// so to the page, which registers the service worker (static/register_service_worker.js).
+const NAMED_BY_CONTENT = 'attention-scaling-lab-named-by-content';
+
+async function keepForNextVisit(downloads) {
+  try {
+    const cache = self.caches ? await caches.open(NAMED_BY_CONTENT) : null;
+    for (const [name, bytes] of cache ? downloads : []) {
+      const url = new URL(named(SNAPSHOT + name), self.location.href).href;
+      if (!(await cache.match(url))) await cache.put(url, new Response(bytes));
+    }
+  } catch (error) {
+    console.info('The snapshot is not kept for the next visit:', error.message);
+  } finally {
+    self.postMessage({type: 'kept'});
+  }
+}
+
 const snapshotAborted = new AbortController();
 let snapshotDownloads = Promise.all([download('snapshot.bin.gz'), download('site-packages.pack.gz')]);
 // One failed download makes the other useless; restoreSnapshot reports the failure.
@@ -154,20 +176,23 @@ async function restoreSnapshot() {
     const downloads = snapshotDownloads;
     snapshotDownloads = null;  // a promise keeps its value: 30 MB of bytes no use once read
     const [snapshotBytes, packBytes] = await downloads;
-    importScripts(await runtimeScript('pyodide.asm.js'), SNAPSHOT + 'snapshot.js');
+    importScripts(await runtimeScript('pyodide.asm.js'), named(SNAPSHOT + 'snapshot.js'));
     const pack = PyodideSnapshot.parsePack(await gunzip(packBytes));
     const snapshot = await openSnapshot(snapshotBytes);
     hook = PyodideSnapshot.install(pack, pack.preload, snapshot, fetchElsewhere);
     const pyodide = await loadPyodide({
+      stdLibURL: named(STDLIB),
       _loadSnapshot: snapshot.header, _snapshotDeserializer: PyodideSnapshot.deserializer,
     });
     pyodide.runPython(RESEED);
+    keepForNextVisit([['snapshot.bin.gz', snapshotBytes], ['site-packages.pack.gz', packBytes]]);
     return pyodide;
   } catch (error) {
     hook?.uninstall();
     const reason = String(error?.message ?? error).split('\n')[0];
     console.warn('The saved Python session could not be used:', error);
     self.postMessage({type: 'status', msg: `Starting Python from scratch (${reason})`});
+    keepForNextVisit([]);
     return null;
   }
 }
