@@ -6,6 +6,7 @@ Used by the browser tests and the benchmarks. Chromium is the real binary
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -92,15 +93,33 @@ class QuietServer(ThreadingHTTPServer):
 
 
 @contextlib.contextmanager
-def http_server(folder: Path, handler=SimpleHTTPRequestHandler):
-    """Serve ``folder`` on a free port of 127.0.0.1 from a thread; yields the root URL."""
-    server = QuietServer(("127.0.0.1", 0), partial(handler, directory=str(folder)))
+def http_server(folder: Path, handler=SimpleHTTPRequestHandler, port: int = 0):
+    """Serve ``folder`` on ``port`` (a free one by default) of 127.0.0.1 from a thread;
+    yields the root URL."""
+    server = QuietServer(("127.0.0.1", port), partial(handler, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/"
     finally:
         server.shutdown()
         server.server_close()
+
+
+# The hash of its content that the build puts in the name of each large file of the
+# site (sitebuild.offline.hashed_name).
+CONTENT_HASH = re.compile(r"\.[0-9a-f]{16}(?=\.)")
+
+
+def unhashed(path: str) -> str:
+    """A path of the site without the hash in its name, as the build's earlier steps
+    wrote it: ``snapshot/snapshot.<hash>.bin.gz`` -> ``snapshot/snapshot.bin.gz``."""
+    return CONTENT_HASH.sub("", path, count=1)
+
+
+def site_file(site: Path, path: str) -> Path:
+    """The file of ``site`` that the build wrote at ``path`` and then named by its content."""
+    (file,) = [p for p in site.rglob("*") if unhashed(p.relative_to(site).as_posix()) == path]
+    return file
 
 
 # Seconds a request for the page may take: a session is built before its first byte

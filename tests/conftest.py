@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 GROUPS = {
     "test_answers": "site",
     "test_engines": "site",
+    "test_offline": "site",
     "test_site": "site",
     "test_build": "build",
     "test_page": "serve",

@@ -12,7 +12,7 @@ import sys
 import zipfile
 
 import pytest
-from browser import REPO
+from browser import REPO, site_file, unhashed
 from pyodide_lock import PyodideLockSpec
 
 import build
@@ -173,12 +173,13 @@ def test_a_second_build_is_the_same_bytes(site, tmp_path, output_dir):
             check=True,
             timeout=1800,
         )
-    names = sorted(
-        p.relative_to(site).as_posix()
-        for p in [*(site / "snapshot").glob("*.gz"), *(site / "pyodide").iterdir()]
+    named_by_content = sorted(
+        p.relative_to(site).as_posix() for p in site.rglob("*") if p.name != unhashed(p.name)
     )
-    assert "snapshot/snapshot.bin.gz" in names and "pyodide/pyodide-lock.json" in names
-    for name in names:
+    assert site_file(site, "snapshot/snapshot.bin.gz").name in " ".join(named_by_content)
+    names = {*named_by_content, *(p.relative_to(site).as_posix() for p in site.glob("pyodide/*"))}
+    assert "pyodide/pyodide-lock.json" in names
+    for name in sorted(names):
         assert sha256_of(again / name) == sha256_of(site / name), name
 
 
@@ -186,16 +187,17 @@ def sha256_of(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-# Runs static/worker_snapshot.js in node with the site's files for its downloads, and
+# Runs static/worker_snapshot.js in node with the site's snapshot for its download, and
 # writes the snapshot's memory image into a fresh memory whose first page of zeros in
 # the image and first non-zero page were written by the runtime's start-up.
 RESTORE_JS = r"""
 const fs = require('fs');
 const zlib = require('zlib');
-const [site, served, out] = process.argv.slice(1);
+const [snapshotFile, served, out] = process.argv.slice(1);
 globalThis.self = globalThis;
-globalThis.fetchFromSite = async (path) => {
-  let bytes = fs.readFileSync(`${site}/${path}`);
+globalThis.named = (path) => path;
+globalThis.fetchFromSite = async () => {
+  let bytes = fs.readFileSync(snapshotFile);
   if (served === 'decompressed by the browser') bytes = zlib.gunzipSync(bytes);
   if (served === 'cut short') bytes = bytes.subarray(0, bytes.length >> 1);
   return new Response(bytes);
@@ -230,10 +232,11 @@ def test_the_worker_writes_the_snapshot_into_the_memory_as_it_is(site, tmp_path,
     """The worker decompresses the snapshot's memory image straight into the wasm
     memory, skipping its pages of zeros where the memory reads zeros: the memory then
     holds the image byte for byte, with the header apart; a short download is refused."""
-    snapshot = gzip.decompress((site / "snapshot/snapshot.bin.gz").read_bytes())
+    snapshot_file = site_file(site, "snapshot/snapshot.bin.gz")
+    snapshot = gzip.decompress(snapshot_file.read_bytes())
     out = tmp_path / "restored"
     env = {"WORKER_SNAPSHOT_JS": str(WORKER_SNAPSHOT_JS), "PATH": os.environ["PATH"]}
-    subprocess.run(["node", "-e", RESTORE_JS, site, served, out], env=env, check=True)
+    subprocess.run(["node", "-e", RESTORE_JS, snapshot_file, served, out], env=env, check=True)
     restored = out.read_bytes()
     if served == "cut short":
         assert restored == b"refused"

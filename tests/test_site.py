@@ -38,8 +38,10 @@ from browser import (
     read_heatmap,
     read_sources,
     section_button,
+    site_file,
     slider,
     slider_handle,
+    unhashed,
     wait_for_source,
 )
 from engines import DEEP_JS
@@ -90,11 +92,13 @@ class SessionHandler(SiteHandler):
     and the pack lacks."""
 
     read_elsewhere: ClassVar[list[str]] = []
+    requested: ClassVar[list[str]] = []  # every path asked for
 
     def do_GET(self):
         path = unquote(self.path.split("?")[0])
         if path.startswith(ELSEWHERE):
             type(self).read_elsewhere.append(path.removeprefix(ELSEWHERE))
+        type(self).requested.append(path.removeprefix("/") or "index.html")
         super().do_GET()
 
 
@@ -119,6 +123,30 @@ def reads_only_its_pack(request, output_dir):
         with open(output_dir / "session_files.missing.txt", "a") as missing:
             missing.write("".join(f"{path}\n" for path in read))
         pytest.fail(f"{request.node.name} read files {SESSION_FILES.name} lacks: {read}")
+
+
+def kept_files(site: Path) -> set[str]:
+    """The files the site's service worker keeps (sitebuild.offline.write_service_worker)."""
+    script = (site / "service_worker.js").read_text()
+    return set(json.loads(re.search(r"^const FILES = (\{.*?^\});", script, re.M | re.S).group(1)))
+
+
+@pytest.fixture(autouse=True)
+def loads_only_what_is_kept(request, site):
+    """Every file the page loads in the tests of the site on ``site_url`` is one its
+    service worker keeps for the next visit (or offline), but for the service worker
+    itself and the files of site-packages the pack left out (kept once fetched)."""
+    yield
+    if "site_url" not in request.fixturenames:
+        return
+    requested = set(SessionHandler.requested)
+    SessionHandler.requested.clear()
+    unkept = sorted(
+        path
+        for path in requested - kept_files(site) - {"service_worker.js"}
+        if not ("/" + path).startswith(ELSEWHERE)
+    )
+    assert unkept == [], f"{request.node.name} loaded files the service worker does not keep"
 
 
 def offline_context(browser, **options):
@@ -1556,12 +1584,13 @@ def test_ready_waits_for_the_live_text_to_be_shown(offline, site):
 
 
 class MissingFileHandler(SiteHandler):
-    """Serves the site but answers 404 for some files, as a broken host would."""
+    """Serves the site but answers 404 for the files whose paths end as one of
+    ``missing`` says (without the hash in their names), as a broken host would."""
 
     missing = ()
 
     def do_GET(self):
-        if self.path.split("?")[0].endswith(self.missing):
+        if unhashed(self.path.split("?")[0]).endswith(self.missing):
             self.send_error(404)
         else:
             super().do_GET()
@@ -1573,10 +1602,8 @@ class AlteredSnapshotHandler(SiteHandler):
     alter = None
 
     def do_GET(self):
-        if self.path.endswith("snapshot.bin.gz"):
-            snapshot = gzip.decompress(
-                (Path(self.directory) / "snapshot/snapshot.bin.gz").read_bytes()
-            )
+        if unhashed(self.path).endswith("snapshot.bin.gz"):
+            snapshot = gzip.decompress(Path(self.translate_path(self.path)).read_bytes())
             body = gzip.compress(type(self).alter(snapshot))
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
@@ -1588,12 +1615,12 @@ class AlteredSnapshotHandler(SiteHandler):
 
 class RecordingHandler(SiteHandler):
     """Serves the site as a host that compresses nothing; records the paths asked for
-    (``served``: a list per subclass)."""
+    (``served``: a list per subclass), without the hashes in their names."""
 
     served = None
 
     def do_GET(self):
-        type(self).served.append(self.path.split("?")[0])
+        type(self).served.append(unhashed(self.path.split("?")[0]))
         super().do_GET()
 
 
@@ -1637,7 +1664,7 @@ def test_the_runtime_comes_compressed_from_any_host(offline, site, host):
         console = Console(page)
         open_the_link(page, url)
         fetched = {path.rsplit("/", 1)[-1] for path in handler.served}
-        page_scripts = [p.name.removesuffix(".gz") for p in page_script_files(site)]
+        page_scripts = [unhashed(p.name).removesuffix(".gz") for p in page_script_files(site)]
         assert {"bokeh.min.js", "panel.min.js", "katex.min.js"} <= set(page_scripts)
         for name in [*RUNTIME_GZ, *page_scripts]:
             assert f"{name}.gz" in fetched and name not in fetched, (name, sorted(fetched))
@@ -1676,7 +1703,7 @@ def test_a_file_the_pack_left_out_is_fetched_when_python_reads_it(offline, site,
     copy = tmp_path / "site"
     shutil.copytree(site, copy, copy_function=os.symlink)  # the same files, linked
     moved = "app/__pycache__/worker.cpython-312.pyc"
-    pack_file = copy / "snapshot/site-packages.pack.gz"
+    pack_file = site_file(copy, "snapshot/site-packages.pack.gz")
     files, preload, elsewhere = unpack(gzip.decompress(pack_file.read_bytes()))
     data = files.pop(moved)
     pack_file.unlink()

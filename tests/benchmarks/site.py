@@ -93,6 +93,7 @@ from browser import (
     open_section,
     slider,
     slider_handle,
+    unhashed,
 )
 from engines import D_K_HANDLE_JS, ENGINES, open_engine
 from observer import ObservedSite
@@ -184,14 +185,14 @@ class CountingHandler(SiteHandler):
     missing: tuple = ()
 
     def do_GET(self):
-        if self.path.split("?")[0].endswith(self.missing):
+        if unhashed(self.path.split("?")[0]).endswith(self.missing):
             self.send_error(404)
         else:
             super().do_GET()
 
     def copyfile(self, source, outputfile):
         path = Path(self.translate_path(self.path))
-        self.served.append((path.name, path.stat().st_size))
+        self.served.append((unhashed(path.name), path.stat().st_size))
         super().copyfile(source, outputfile)
 
 
