@@ -59,7 +59,7 @@ import tempfile
 from pathlib import Path
 
 from sitebuild import offline, page, panel_patches, serve, snapshot, wheels
-from sitebuild.common import REPO, BuildError, say
+from sitebuild.common import REPO, UNGZIPPED_JS, BuildError, say
 
 SITE = REPO / "static" / "site"
 CDN_SITE = REPO / "static" / "site-cdn"
@@ -80,6 +80,7 @@ BUILD_TEMPLATES = (
     snapshot.SESSION_FILES,
     offline.SERVICE_WORKER_JS,
     offline.REGISTER_SERVICE_WORKER_JS,
+    UNGZIPPED_JS,
 )
 
 

@@ -12,7 +12,7 @@ import shutil
 import string
 from pathlib import Path
 
-from sitebuild.common import REPO, STATIC, BuildError, replace_once, say
+from sitebuild.common import REPO, STATIC, UNGZIPPED_JS, BuildError, replace_once, say
 
 ENTRY = REPO / "app" / "main.py"
 PANEL_ROOT = "./panel/"  # PANEL_CDN_ROOT of the self-contained site, relative to the page
@@ -123,6 +123,7 @@ def compress_page_scripts(site: Path):
     start = PAGE_SCRIPT_TAG.search(page).start()
     after = INLINE_SCRIPT_TAG.sub(HELD_SCRIPT_TAG, PAGE_SCRIPT_TAG.sub("", page[start:]))
     loader = PAGE_SCRIPTS_JS.read_text().replace("PAGE_SCRIPTS", json.dumps(scripts))
+    loader = f"(() => {{\n{UNGZIPPED_JS.read_text()}{loader}}})();\n"
     html_path.write_text(page[:start] + f"<script>\n{loader}</script>\n" + after)
 
 

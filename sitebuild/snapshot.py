@@ -10,7 +10,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from sitebuild.common import STATIC, BuildError, replace_once, run, say
+from sitebuild.common import STATIC, UNGZIPPED_JS, BuildError, replace_once, run, say
 from sitebuild.page import WORKER_REQUIREMENTS
 from sitebuild.panel_patches import START_GATE
 
@@ -139,7 +139,8 @@ def add_snapshot(site: Path):
     shutil.copy2(SNAPSHOT_JS, folder / SNAPSHOT_JS.name)
     worker = site / "main.js"
     body = replace_once(worker.read_text(), PANEL_BOOT, SNAPSHOT_BOOT, "Panel's worker")
-    scripts = WORKER_RUNTIME_JS.read_text() + WORKER_SNAPSHOT_JS.read_text()
+    scripts = UNGZIPPED_JS.read_text() + WORKER_RUNTIME_JS.read_text()
+    scripts += WORKER_SNAPSHOT_JS.read_text()
     body = replace_once(body, START_GATE, scripts + START_GATE, "Panel's worker")
     worker.write_text(body)
 

@@ -7,69 +7,49 @@
 // download. A host that sends a .gz with Content-Encoding: gzip has the browser
 // decompress it already; where a .gz is missing or the browser cannot decompress, the
 // original is loaded instead.
-(() => {
-  const SCRIPTS = PAGE_SCRIPTS;
-  // Each .gz carries a hash of its content in its name (sitebuild/offline.py): a path in
-  // the site to the name the build gave it.
-  const CONTENT_NAMES = SITE_NAMES;
+// The build runs this with static/ungzipped.js in one function of their own.
+const SCRIPTS = PAGE_SCRIPTS;
+// Each .gz carries a hash of its content in its name (sitebuild/offline.py): a path in
+// the site to the name the build gave it.
+const CONTENT_NAMES = SITE_NAMES;
 
-  async function text(response) {
-    const reader = response.body.getReader();
-    const first = await reader.read();
-    const head = first.done ? new Uint8Array(0) : first.value;
-    const body = new ReadableStream({
-      start(controller) {
-        if (head.length) controller.enqueue(head);
-        if (first.done) controller.close();
-      },
-      async pull(controller) {
-        const {done, value} = await reader.read();
-        if (done) controller.close();
-        else controller.enqueue(value);
-      },
-    });
-    const isGzip = head[0] === 0x1f && head[1] === 0x8b;
-    return new Response(isGzip ? body.pipeThrough(new DecompressionStream('gzip')) : body).text();
+// The source of script `src`, decompressed; null to load the original instead.
+async function source(src) {
+  if (typeof DecompressionStream !== 'function') return null;
+  try {
+    const compressed = `${src}.gz`.replace(/^\.\//, '');
+    const response = await fetch(`./${CONTENT_NAMES[compressed] ?? compressed}`);
+    return response.ok ? await new Response(await ungzipped(response.body)).text() : null;
+  } catch {
+    return null;
   }
+}
 
-  // The source of script `src`, decompressed; null to load the original instead.
-  async function source(src) {
-    if (typeof DecompressionStream !== 'function') return null;
-    try {
-      const compressed = `${src}.gz`.replace(/^\.\//, '');
-      const response = await fetch(`./${CONTENT_NAMES[compressed] ?? compressed}`);
-      return response.ok ? await text(response) : null;
-    } catch {
-      return null;
-    }
+// Run a script (its source, or its address when `code` is null); resolves once run.
+function run(code, src) {
+  const script = document.createElement('script');
+  if (code === null) {
+    script.src = src;
+    const loaded = new Promise((resolve) => { script.onload = script.onerror = resolve; });
+    document.head.appendChild(script);
+    return loaded;
   }
+  script.textContent = `${code}\n//# sourceURL=${new URL(src, location.href)}`;
+  document.head.appendChild(script);  // a script inserted with its text runs at once
+  return Promise.resolve();
+}
 
-  // Run a script (its source, or its address when `code` is null); resolves once run.
-  function run(code, src) {
+const parsed = new Promise((resolve) => {
+  if (document.readyState !== 'loading') resolve();
+  else document.addEventListener('DOMContentLoaded', resolve, {once: true});
+});
+const sources = SCRIPTS.map(source);  // all downloads at once
+(async () => {
+  for (const [i, src] of SCRIPTS.entries()) await run(await sources[i], src);
+  await parsed;
+  for (const held of document.querySelectorAll('script[type="text/after-page-scripts"]')) {
     const script = document.createElement('script');
-    if (code === null) {
-      script.src = src;
-      const loaded = new Promise((resolve) => { script.onload = script.onerror = resolve; });
-      document.head.appendChild(script);
-      return loaded;
-    }
-    script.textContent = `${code}\n//# sourceURL=${new URL(src, location.href)}`;
-    document.head.appendChild(script);  // a script inserted with its text runs at once
-    return Promise.resolve();
+    script.textContent = held.textContent;
+    held.replaceWith(script);
   }
-
-  const parsed = new Promise((resolve) => {
-    if (document.readyState !== 'loading') resolve();
-    else document.addEventListener('DOMContentLoaded', resolve, {once: true});
-  });
-  const sources = SCRIPTS.map(source);  // all downloads at once
-  (async () => {
-    for (const [i, src] of SCRIPTS.entries()) await run(await sources[i], src);
-    await parsed;
-    for (const held of document.querySelectorAll('script[type="text/after-page-scripts"]')) {
-      const script = document.createElement('script');
-      script.textContent = held.textContent;
-      held.replaceWith(script);
-    }
-  })();
 })();
