@@ -1638,6 +1638,20 @@ class GzipEncodingHandler(RecordingHandler):
         super().end_headers()
 
 
+class DribblingHandler(RecordingHandler):
+    """Sends the first byte of every .gz file alone, then the rest a moment later, as a
+    slow or congested link may: the browser reads the body in two chunks, and whatever
+    tells gzip must look past the first."""
+
+    def copyfile(self, source, outputfile):
+        if not self.path.split("?")[0].endswith(".gz"):
+            return super().copyfile(source, outputfile)
+        outputfile.write(source.read(1))
+        outputfile.flush()
+        time.sleep(0.05)
+        return super().copyfile(source, outputfile)
+
+
 def open_the_link(page, url, boot="snapshot"):
     """Open a link at ``url`` (a host of the site, as served), wait until it is ready
     with Python started as ``boot`` says, and check that it shows the link's weights."""
@@ -1651,13 +1665,17 @@ def page_script_files(site: Path) -> list[Path]:
     return [p for p in site.rglob("*.js.gz") if p.relative_to(site).parts[0] != "pyodide"]
 
 
-@pytest.mark.parametrize("host", [RecordingHandler, GzipEncodingHandler], ids=["plain", "encoded"])
+@pytest.mark.parametrize(
+    "host",
+    [RecordingHandler, GzipEncodingHandler, DribblingHandler],
+    ids=["plain", "encoded", "first byte alone"],
+)
 def test_the_runtime_comes_compressed_from_any_host(offline, site, host):
     """Pyodide's wasm and JS, and the page's scripts, come as their .gz files (a third
     and a quarter of the bytes): from a host that compresses nothing the worker and the
-    page decompress them; from one that sends them with Content-Encoding: gzip the
-    browser has. Either way Python starts from the snapshot, the formulas are typeset
-    and the link's numbers are shown."""
+    page decompress them, even when a file's first byte comes alone; from one that sends
+    them with Content-Encoding: gzip the browser has. Either way Python starts from the
+    snapshot, the formulas are typeset and the link's numbers are shown."""
     handler = type("Handler", (host,), {"served": []})
     with http_server(site, handler) as url:
         page = offline.new_page()
