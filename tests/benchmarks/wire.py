@@ -15,6 +15,8 @@ browser context (WIRE_RUNS, alternating), medians:
   paint), the first plot drawn (the first section's canvases in the page), ready
   (the status bar says so), and the link's first key press (d_k's ArrowLeft,
   pressed once ready) answered: the address bar and the plots show it;
+- the site's second visit, in a new tab of the same browser once its service worker
+  keeps the site: ready, first press answered, and the bytes it fetched;
 - the floor, a bare page whose worker boots the same Pyodide and imports numpy:
   when numpy is imported;
 - bytes fetched per file and in total, for both.
@@ -86,11 +88,9 @@ def throttled(handler: type, link: Link) -> type:
     return Throttled
 
 
-def load_site(browser, url: str, link_query: str, plots_js: str, moved_js: str) -> dict:
-    """A cold load of the site at ``url + link_query``: ms from the start of navigation to
-    its text painted, its first plot, ready and its first press answered."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
+def visit(page, url: str, link_query: str, plots_js: str, moved_js: str) -> dict:
+    """Open the site at ``url + link_query`` in ``page``: ms from the start of navigation
+    to its text painted, its first plot, ready and its first press answered."""
     page.goto(url + link_query, wait_until="commit", timeout=600_000)
     page.wait_for_function(plots_js, polling="raf", timeout=600_000)
     result = {"plot": page.evaluate("performance.now()")}
@@ -104,6 +104,23 @@ def load_site(browser, url: str, link_query: str, plots_js: str, moved_js: str) 
     slider_handle(page, "d_k").press("ArrowLeft")
     page.wait_for_function(f"() => {moved_js}", polling=10, timeout=300_000)
     result["answered"] = page.evaluate("performance.now()")
+    return result
+
+
+def load_site(browser, url: str, served: list, args: tuple) -> dict:
+    """A cold load of the site (``visit``), then, once its service worker keeps the site,
+    a second visit in a new tab (``second``: its ``visit`` and the bytes it fetched).
+    ``served``: the server's list of what it sent; ``args``: ``visit``'s after ``url``."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    result = visit(page, url, *args)
+    page.evaluate("navigator.serviceWorker.ready.then(() => true)")
+    page.close()
+    first_visit = len(served)
+    page = context.new_page()
+    result["second"] = visit(page, url, *args)
+    result["second"]["bytes"] = sum(size for _, size in served[first_visit:])
+    del served[first_visit:]
     context.close()
     return result
 
@@ -132,9 +149,8 @@ def measure(p, site: Path, floor_dir: Path, handler, args, cold_loads: int = WIR
                 counting = handler()
                 with http_server(folder, throttled(counting, Link(mbit, rtt))) as url:
                     if variant == "site":
-                        runs[variant].append(
-                            load_site(browser, url, link_query, plots_js, moved_js)
-                        )
+                        visit_args = (link_query, plots_js, moved_js)
+                        runs[variant].append(load_site(browser, url, counting.served, visit_args))
                     else:
                         runs[variant].append(load_floor(browser, url))
                 served.setdefault(variant, list(counting.served))
@@ -162,6 +178,13 @@ def report(results: dict):
         print(f"        ready        {median('site', 'ready'):6.1f}")
         answered = median("site", "answered")
         print(f"        first press answered {answered:6.1f}")
+        second = [r["second"] for r in runs["site"]]
+        print(
+            f"  second visit (kept by the service worker): ready "
+            f"{statistics.median(r['ready'] for r in second) / 1e3:6.1f}, first press answered "
+            f"{statistics.median(r['answered'] for r in second) / 1e3:6.1f}, fetched "
+            f"{max(r['bytes'] for r in second) / 1e6:.3f} MB"
+        )
         print(f"  floor (bare Pyodide + numpy): ready {floor:6.1f}")
         print(f"  site answered / floor ready: {answered / floor:5.2f}")
         print(f"  bytes fetched: site {site_bytes:.1f} MB, floor {floor_bytes:.1f} MB")
