@@ -174,7 +174,9 @@ def floor_site(folder: Path) -> Path:
     ``folder``."""
     (folder / "floor.html").write_text(FLOOR_HTML)
     (folder / "floor.js").write_text(FLOOR_WORKER)
-    (folder / "pyodide").symlink_to(build.SITE / "pyodide")
+    (folder / "pyodide").mkdir()
+    for file in (build.SITE / "pyodide").iterdir():  # by the names Pyodide asks for
+        (folder / "pyodide" / unhashed(file.name)).symlink_to(file)
     return folder
 
 
