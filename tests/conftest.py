@@ -1,7 +1,8 @@
 """Shared fixtures; makes ``tests/`` importable for the helper modules beside the tests;
 runs the tests of the built site one after another on one worker (they time and measure
-the page), and those of the build and of ``panel serve`` each as a group, beside them
-with the CPython ones on the others."""
+the page), but for one that times nothing and takes minutes (``ALONE``), and those of
+the build and of ``panel serve`` each as a group, beside them with the CPython ones on
+the others."""
 
 import fcntl
 import subprocess
@@ -27,14 +28,23 @@ GROUPS = {
 }
 
 
+# A test of the site that times nothing and takes minutes: alone, on whichever worker
+# is free, beside the site's group rather than in it.
+ALONE = {"test_every_question_answers_with_the_numbers_of_its_scenario": "questions"}
+
+
+def group_of(item) -> str | None:
+    return ALONE.get(item.originalname) or GROUPS.get(item.module.__name__)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items):
     """The groups' tests marked, and scheduled first: the site's group takes longest."""
     for item in items:
-        if item.module.__name__ in GROUPS:
-            item.add_marker(pytest.mark.xdist_group(GROUPS[item.module.__name__]))
-    rank = {"site": 0, "build": 1, "serve": 2}
-    items.sort(key=lambda item: rank.get(GROUPS.get(item.module.__name__), len(rank)))
+        if group_of(item):
+            item.add_marker(pytest.mark.xdist_group(group_of(item)))
+    rank = {"site": 0, "questions": 1, "build": 2, "serve": 3}
+    items.sort(key=lambda item: rank.get(group_of(item), len(rank)))
 
 
 @pytest.fixture(scope="session")
