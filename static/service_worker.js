@@ -1,8 +1,9 @@
 // The site's service worker: a returning learner (the course page next week, a train
 // with no signal) gets the whole site from their own browser.
 //
-// The page registers it once the simulation is live (static/register_service_worker.js),
-// so the first visit's downloads never wait for it. Installing, it caches every file
+// The page registers it once the simulation is live and the learner has paused
+// (static/register_service_worker.js), so that neither the first visit's downloads nor
+// the learner's first moves wait for it. Installing, it caches every file
 // the page loads (FILES, with a hash of each one's content):
 // - a file whose name carries its hash (HASHED: the large ones) is kept in one
 //   cache for every version of the site, as its name never changes content. The page's

@@ -133,9 +133,11 @@ function fetchElsewhere(path) {
 // The site's service worker keeps the site for the next visit (static/service_worker.js).
 // The snapshot is larger than some browsers' HTTP caches keep, where the service worker
 // would look for it, so this worker hands its two downloads to the service worker's
-// cache of files named by their content itself, once Python is restored, and then says
-// so to the page, which registers the service worker (static/register_service_worker.js).
+// cache of files named by their content itself, when the page asks ("keep", once the
+// learner has paused), and then says so ("kept"); the page then registers the service
+// worker (static/register_service_worker.js). Until then it holds them (23 MB).
 const NAMED_BY_CONTENT = 'attention-scaling-lab-named-by-content';
+let downloadsToKeep = null;  // [name, bytes] of each, once Python is restored
 
 async function keepForNextVisit(downloads) {
   try {
@@ -150,6 +152,12 @@ async function keepForNextVisit(downloads) {
     self.postMessage({type: 'kept'});
   }
 }
+
+self.addEventListener('message', (event) => {
+  if (event.data?.type !== 'keep') return;
+  keepForNextVisit(downloadsToKeep ?? []);
+  downloadsToKeep = null;
+});
 
 const snapshotAborted = new AbortController();
 let snapshotDownloads = Promise.all([download('snapshot.bin.gz'), download('site-packages.pack.gz')]);
@@ -185,14 +193,13 @@ async function restoreSnapshot() {
       _loadSnapshot: snapshot.header, _snapshotDeserializer: PyodideSnapshot.deserializer,
     });
     pyodide.runPython(RESEED);
-    keepForNextVisit([['snapshot.bin.gz', snapshotBytes], ['site-packages.pack.gz', packBytes]]);
+    downloadsToKeep = [['snapshot.bin.gz', snapshotBytes], ['site-packages.pack.gz', packBytes]];
     return pyodide;
   } catch (error) {
     hook?.uninstall();
     const reason = String(error?.message ?? error).split('\n')[0];
     console.warn('The saved Python session could not be used:', error);
     self.postMessage({type: 'status', msg: `Starting Python from scratch (${reason})`});
-    keepForNextVisit([]);
     return null;
   }
 }
