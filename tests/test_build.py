@@ -195,6 +195,7 @@ const fs = require('fs');
 const zlib = require('zlib');
 const [snapshotFile, served, out] = process.argv.slice(1);
 globalThis.self = globalThis;
+globalThis.addEventListener = () => {};  // the worker's listeners: no page posts here
 globalThis.named = (path) => path;
 globalThis.fetchFromSite = async () => {
   let bytes = fs.readFileSync(snapshotFile);
