@@ -58,7 +58,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sitebuild import offline, page, panel_patches, serve, snapshot, wheels
+from sitebuild import first_text, offline, page, panel_patches, serve, snapshot, wheels
 from sitebuild.common import REPO, UNGZIPPED_JS, BuildError, say
 
 SITE = REPO / "static" / "site"
@@ -77,6 +77,7 @@ BUILD_TEMPLATES = (
     panel_patches.AHEAD_JS,
     panel_patches.NEXT_CHANGE_JS,
     page.PAGE_SCRIPTS_JS,
+    first_text.FIRST_TEXT_HTML,
     snapshot.SESSION_FILES,
     offline.SERVICE_WORKER_JS,
     offline.REGISTER_SERVICE_WORKER_JS,
@@ -103,6 +104,7 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
         page.localise(work)
         page.check_no_cdn(work)
     panel_patches.add_status(work)
+    first_text.add_first_text(work)
     page.add_viewport(work)
     if not cdn:
         snapshot.add_snapshot(work)

@@ -28,12 +28,17 @@ def text_pane(css_class: str) -> pn.pane.HTML:
     )
 
 
+def header_markdown(title: str) -> str:
+    """The page's title and what it is for (sitebuild.first_text paints it first too)."""
+    return f"# {title}\n{text('page', 'header', 'tagline')} {theory_link()}"
+
+
 def page_header(title: str) -> pn.Column:
     """The page's title, what it is for, and the explainer (folded: the first screen
     shows the controls and the first plots)."""
     return pn.Column(
         pn.pane.Markdown(
-            f"# {title}\n{text('page', 'header', 'tagline')} {theory_link()}",
+            header_markdown(title),
             sizing_mode="stretch_width",
             stylesheets=[TEXT_CSS],
         ),

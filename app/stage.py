@@ -178,8 +178,7 @@ class Stage:
         # One column of views when embedded or in lecture mode: the frame's height then
         # hardly depends on its width, so the embed code's height fits (EMBED_HEIGHT).
         self.grid.styles = _grid(10_000 if embed or s.lecture else 420)
-        intro = explain_terms(text("sections", s.section, "intro"))
-        self.section_intro.object = f"### {section_title(s.section)}\n{intro}"
+        self.section_intro.object = section_intro_markdown(s.section)
         self.section_intro.visible = not embed
         self.section_pick.visible = not (embed or s.lecture)
         following = self._following_section()
@@ -266,3 +265,9 @@ def _grid(min_width: int) -> dict:
         "grid-template-columns": f"repeat(auto-fill, minmax(min(100%, {min_width}px), 1fr))",
         "column-gap": "12px",
     }
+
+
+def section_intro_markdown(section: str) -> str:
+    """A section's title and what it shows (sitebuild.first_text paints the first
+    section's first too)."""
+    return f"### {section_title(section)}\n{explain_terms(text('sections', section, 'intro'))}"

@@ -30,6 +30,7 @@ from browser import (
     AHEAD_READY_JS,
     OFFLINE_ARGS,
     READ_SOURCES_JS,
+    SECTION_SOURCES,
     SLIDER_TITLES,
     Console,
     http_server,
@@ -1204,6 +1205,38 @@ def test_a_link_says_what_is_on_screen_until_its_scenario_is_live(offline, site_
     # At the moment it says ready, the plots already show the link's scenario and section.
     assert_shows_weights_of(page, Settings(d_k=256, scaling="none", seed=0, **DEFAULT))
     assert "link's scenario" in page.locator("#lab-status").inner_text()
+    assert console.errors == []
+
+
+def test_the_page_s_words_need_no_script_and_give_way_to_the_drawn_page(offline, site_url):
+    """The title, what the page is for and the first section's introduction are in the
+    page's HTML, so they are painted before any script has run (on a slow link, before
+    the 0.8 MB of BokehJS and Panel arrive). Without JavaScript they are what shows, with
+    a word on why nothing moves; with it, they give way to the drawn page, which says the
+    same once (one title, one introduction)."""
+    from app.page import TITLE
+    from app.scenario import FIRST_SECTION
+
+    intro = section_title(FIRST_SECTION)
+    still = offline.browser.new_context(java_script_enabled=False)
+    page = still.new_page()
+    page.goto(site_url + "?d_k=256&scaling=none")
+    expect(page.locator("#lab-first-text h1")).to_have_text(TITLE)
+    expect(page.locator("#lab-first-text h3")).to_have_text(intro)
+    expect(page.locator("#lab-first-text noscript, #lab-first-text p").last).to_contain_text(
+        "needs JavaScript"
+    )
+    assert page.locator("#lab-first-text a[href='theory.html']").count() == 2
+    still.close()
+
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + "?d_k=256&scaling=none")
+    wait_for_source(page, SECTION_SOURCES[FIRST_SECTION], "(d) => d.left.length > 0")
+    expect(page.locator("#lab-first-text")).to_have_count(0)
+    expect(page.locator("h1")).to_have_count(1)
+    expect(page.locator("h3", has_text=intro)).to_have_count(1)
+    wait_until_ready(page)
     assert console.errors == []
 
 
