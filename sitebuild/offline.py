@@ -22,11 +22,17 @@ REGISTER_SERVICE_WORKER_JS = STATIC / "register_service_worker.js"
 # Where the table of hashed names goes: the page's loader (static/page_scripts.js) and
 # the worker (static/worker_runtime.js) each have it once.
 SITE_NAMES = "SITE_NAMES"
-# The files named by their content: every .gz the build writes (the runtime's, the page's
-# scripts', the snapshot's), the standard library and the snapshot's helpers. The
+# The files named by their content: every .gz and .zst the build writes (the runtime's,
+# the page's scripts', the snapshot's), the standard library and the snapshot's helpers. The
 # names of the others stay: the page's address, the files that Panel's page and
 # Pyodide ask for by name, and the files of site-packages that the pack left out.
-NAMED_BY_CONTENT = ("*.gz", "pyodide/python_stdlib.zip", "snapshot/snapshot.js")
+NAMED_BY_CONTENT = (
+    "*.gz",
+    "*.zst",
+    "pyodide/python_stdlib.zip",
+    "snapshot/snapshot.js",
+    "snapshot/fzstd.js",
+)
 # Files of the site that the page does not load: the wheels that only a start without
 # the snapshot installs, the files of site-packages the pack left out (fetched alone
 # if Python reads one, and then kept), and the images of Panel's own templates.
@@ -36,6 +42,10 @@ NOT_KEPT = (
     "panel/*/dist/images/*",
     "panel/*/dist/assets/logo/*",
 )
+# The snapshot, in whichever of its two compressions the page's worker fetched: the
+# worker hands its download to the service worker's cache itself
+# (static/worker_snapshot.js), and the service worker does not fetch the other.
+KEPT_BY_THE_WORKER = ("snapshot/snapshot.*bin.*",)
 
 
 def content_hash(data: bytes) -> str:
@@ -88,8 +98,8 @@ def write_service_worker(site: Path, names: dict[str, str]):
     """Write the service worker beside the page, with the files it keeps and the version
     of the site (a hash of every file's).
 
-    It keeps every file but NOT_KEPT and the originals of the files that the page loads
-    compressed (``names`` has their ``.gz``).
+    It keeps every file but NOT_KEPT, KEPT_BY_THE_WORKER and the originals of the files
+    that the page loads compressed (``names`` has their ``.gz``).
     """
     compressed = {path.removesuffix(".gz") for path in names if path.endswith(".gz")}
     hashes = {path: content_hash((site / path).read_bytes()) for path in site_files(site)}
@@ -97,7 +107,7 @@ def write_service_worker(site: Path, names: dict[str, str]):
     kept = {
         path: digest
         for path, digest in hashes.items()
-        if path not in compressed and not matches(path, NOT_KEPT)
+        if path not in compressed and not matches(path, NOT_KEPT + KEPT_BY_THE_WORKER)
     }
     fill = {
         "SITE_VERSION": json.dumps(content_hash(json.dumps(hashes, sort_keys=True).encode())),

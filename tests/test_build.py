@@ -5,6 +5,7 @@ import base64
 import csv
 import gzip
 import hashlib
+import json
 import os
 import socket
 import subprocess
@@ -187,25 +188,36 @@ def sha256_of(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-# Runs static/worker_snapshot.js in node with the site's snapshot for its download, and
-# writes the snapshot's memory image into a fresh memory whose first page of zeros in
-# the image and first non-zero page were written by the runtime's start-up.
+# Runs static/worker_snapshot.js in node with the site's snapshot (either compression)
+# for its download, and writes the snapshot's memory image into a fresh memory whose
+# first page of zeros in the image and first non-zero page were written by the
+# runtime's start-up.
 RESTORE_JS = r"""
 const fs = require('fs');
 const zlib = require('zlib');
-const [snapshotFile, served, out] = process.argv.slice(1);
+const [snapshotFile, served, sizes, fzstdFile, out] = process.argv.slice(1);
 globalThis.self = globalThis;
 globalThis.addEventListener = () => {};  // the worker's listeners: no page posts here
 globalThis.named = (path) => path;
+globalThis.SNAPSHOT_SIZES = JSON.parse(sizes);
+globalThis.fzstd = require(fzstdFile);
 globalThis.fetchFromSite = async () => {
   let bytes = fs.readFileSync(snapshotFile);
   if (served === 'decompressed by the browser') bytes = zlib.gunzipSync(bytes);
   if (served === 'cut short') bytes = bytes.subarray(0, bytes.length >> 1);
-  return new Response(bytes);
+  // in pieces, as a network gives them
+  const pieces = [];
+  for (let at = 0; at < bytes.length; at += 65536) pieces.push(bytes.subarray(at, at + 65536));
+  return new Response(new ReadableStream({
+    pull(controller) {
+      if (pieces.length) controller.enqueue(pieces.shift());
+      else controller.close();
+    },
+  }));
 };
 require('vm').runInThisContext(fs.readFileSync(process.env.WORKER_SNAPSHOT_JS, 'utf8'));
 (async () => {
-  const opened = async () => openSnapshot(await download('snapshot.bin.gz'));
+  const opened = async () => openSnapshot(streamedDownload('snapshot'));
   let snapshot = await opened();
   const heap = new Uint8Array(Math.ceil(snapshot.size / 65536) * 65536);
   try {
@@ -224,20 +236,26 @@ require('vm').runInThisContext(fs.readFileSync(process.env.WORKER_SNAPSHOT_JS, '
   snapshot = await opened();
   await snapshot.writeImage(heap);
   fs.writeFileSync(out, Buffer.concat([Buffer.from(snapshot.header), heap]));
+  process.exit(0);  // the worker's own downloads, started as it loaded, are not waited for
 })();
 """
 
 
-@pytest.mark.parametrize("served", ["gzip", "decompressed by the browser", "cut short"])
+@pytest.mark.parametrize("served", ["gzip", "zstd", "decompressed by the browser", "cut short"])
 def test_the_worker_writes_the_snapshot_into_the_memory_as_it_is(site, tmp_path, served):
-    """The worker decompresses the snapshot's memory image straight into the wasm
-    memory, skipping its pages of zeros where the memory reads zeros: the memory then
-    holds the image byte for byte, with the header apart; a short download is refused."""
-    snapshot_file = site_file(site, "snapshot/snapshot.bin.gz")
-    snapshot = gzip.decompress(snapshot_file.read_bytes())
+    """The worker decompresses the snapshot's memory image (gzip or zstd) straight into
+    the wasm memory as it downloads, skipping its pages of zeros where the memory reads
+    zeros: the memory then holds the image byte for byte, with the header apart; a
+    short download is refused."""
+    compressed = "zst" if served == "zstd" else "gz"
+    snapshot_file = site_file(site, f"snapshot/snapshot.bin.{compressed}")
+    snapshot = gzip.decompress(site_file(site, "snapshot/snapshot.bin.gz").read_bytes())
+    sizes = json.dumps({"snapshot.bin": len(snapshot)})
+    fzstd = site_file(site, "snapshot/fzstd.js")
     out = tmp_path / "restored"
     env = {"WORKER_SNAPSHOT_JS": str(WORKER_SNAPSHOT_JS), "PATH": os.environ["PATH"]}
-    subprocess.run(["node", "-e", RESTORE_JS, snapshot_file, served, out], env=env, check=True)
+    command = ["node", "-e", RESTORE_JS, snapshot_file, served, sizes, fzstd, out]
+    subprocess.run(command, env=env, check=True)
     restored = out.read_bytes()
     if served == "cut short":
         assert restored == b"refused"

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections import Counter
 from typing import ClassVar
 from urllib.parse import unquote
@@ -115,6 +116,53 @@ def test_a_second_visit_comes_from_the_browser_even_offline(browser, site):
     with http_server(site, handler, port=port) as url:
         page, console = visit(context, url)
         assert sum(size for _, size in handler.sent) > first / 2
+        assert console.errors == []
+    context.close()
+
+
+# A slow link for the gzip snapshot alone: 1 MB/s, 64 KB at a time.
+SLOW_CHUNK, SLOW_BYTES_PER_S = 64 * 1024, 1e6
+
+
+class SlowGzipSnapshotHandler(CountingHandler):
+    """Sends the gzip snapshot over a slow link (SLOW_BYTES_PER_S), the rest at once, and
+    records how much of each file it sent before the browser hung up."""
+
+    def copyfile(self, source, outputfile):
+        path = unquote(self.path.split("?")[0])
+        if not unhashed(path).endswith("snapshot.bin.gz"):
+            return super().copyfile(source, outputfile)
+        data, sent = source.read(), 0
+        try:
+            for at in range(0, len(data), SLOW_CHUNK):
+                outputfile.write(data[at : at + SLOW_CHUNK])
+                sent += len(data[at : at + SLOW_CHUNK])
+                time.sleep(SLOW_CHUNK / SLOW_BYTES_PER_S)  # the link's pace, not a wait
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the browser stopped the download
+        finally:
+            type(self).sent.append((path, sent))
+
+
+def test_over_a_slow_link_the_worker_fetches_the_smaller_snapshot_and_keeps_it(browser, site):
+    """Where the gzip snapshot comes slowly, the worker stops it within a second and
+    fetches the zstd one (28% fewer bytes), boots from it with the link's numbers, and
+    keeps it: the next visit fetches no snapshot."""
+    context = browser.new_context()
+    handler = type("Handler", (SlowGzipSnapshotHandler,), {"sent": []})
+    with http_server(site, handler) as url:
+        page, console = visit(context, url)
+        sent = {unhashed(path): size for path, size in handler.sent}
+        zstd = next(site.glob("snapshot/snapshot.*.bin.zst")).stat().st_size
+        assert sent["/snapshot/snapshot.bin.zst"] == zstd
+        assert sent["/snapshot/snapshot.bin.gz"] < 1.5 * SLOW_BYTES_PER_S  # stopped early
+        assert console.errors == []
+        assert page.evaluate(CACHES_JS) == caches_of(site)
+        page.close()
+        handler.sent.clear()
+        page, console = visit(context, url)
+        assert [path for path, _ in handler.sent if "snapshot.bin" in path] == []
+        assert sum(size for _, size in handler.sent) < SECOND_VISIT_BYTES, handler.sent
         assert console.errors == []
     context.close()
 

@@ -73,6 +73,7 @@ from app.style import RULE_COLORS, RULE_NAMES, rule_key_label
 from app.sweep import sweep
 from app.training import train, training_sweep
 from app.words import glossary, text, to_html
+from sitebuild.offline import KEPT_BY_THE_WORKER, matches, site_files
 from sitebuild.serve import SiteHandler
 from sitebuild.snapshot import RUNTIME_GZ, SESSION_FILES, pack
 
@@ -127,9 +128,12 @@ def reads_only_its_pack(request, output_dir):
 
 
 def kept_files(site: Path) -> set[str]:
-    """The files the site's service worker keeps (sitebuild.offline.write_service_worker)."""
+    """The files the site's service worker keeps (sitebuild.offline.write_service_worker),
+    and the snapshot, which the page's worker hands to its cache."""
     script = (site / "service_worker.js").read_text()
-    return set(json.loads(re.search(r"^const FILES = (\{.*?^\});", script, re.M | re.S).group(1)))
+    files = json.loads(re.search(r"^const FILES = (\{.*?^\});", script, re.M | re.S).group(1))
+    by_worker = {path for path in site_files(site) if matches(path, KEPT_BY_THE_WORKER)}
+    return set(files) | by_worker
 
 
 @pytest.fixture(autouse=True)

@@ -181,7 +181,8 @@ def floor_site(folder: Path) -> Path:
 
 
 class CountingHandler(SiteHandler):
-    """The site's handler, recording the bytes of every file it serves."""
+    """The site's handler, recording the bytes of every file it serves: those it sent
+    before the browser had them all or stopped the download."""
 
     served: list
     missing: tuple = ()
@@ -193,9 +194,23 @@ class CountingHandler(SiteHandler):
             super().do_GET()
 
     def copyfile(self, source, outputfile):
-        path = Path(self.translate_path(self.path))
-        self.served.append((unhashed(path.name), path.stat().st_size))
-        super().copyfile(source, outputfile)
+        counted = _Counted(outputfile)
+        try:
+            super().copyfile(source, counted)
+        finally:
+            name = Path(self.translate_path(self.path)).name
+            self.served.append((unhashed(name), counted.bytes))
+
+
+class _Counted:
+    """An output stream that counts the bytes written through it."""
+
+    def __init__(self, stream):
+        self.stream, self.bytes = stream, 0
+
+    def write(self, data: bytes):
+        self.stream.write(data)
+        self.bytes += len(data)
 
 
 def handler(missing=()) -> type:
