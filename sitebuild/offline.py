@@ -42,10 +42,12 @@ NOT_KEPT = (
     "panel/*/dist/images/*",
     "panel/*/dist/assets/logo/*",
 )
-# The snapshot, in whichever of its two compressions the page's worker fetched: the
-# worker hands its download to the service worker's cache itself
-# (static/worker_snapshot.js), and the service worker does not fetch the other.
-KEPT_BY_THE_WORKER = ("snapshot/snapshot.*bin.*",)
+# Files the service worker does not fetch itself, but keeps once the page has: the
+# snapshot, in whichever of its two compressions the page's worker fetched (the worker
+# hands its download to the service worker's cache), and the whole standard library,
+# which the worker fetches only where Python reads what its restored copy lacks
+# (static/worker_snapshot.js).
+KEPT_ONCE_FETCHED = ("snapshot/snapshot.*bin.*", "pyodide/python_stdlib.*zip")
 
 
 def content_hash(data: bytes) -> str:
@@ -98,7 +100,7 @@ def write_service_worker(site: Path, names: dict[str, str]):
     """Write the service worker beside the page, with the files it keeps and the version
     of the site (a hash of every file's).
 
-    It keeps every file but NOT_KEPT, KEPT_BY_THE_WORKER and the originals of the files
+    It keeps every file but NOT_KEPT, KEPT_ONCE_FETCHED and the originals of the files
     that the page loads compressed (``names`` has their ``.gz``).
     """
     compressed = {path.removesuffix(".gz") for path in names if path.endswith(".gz")}
@@ -107,7 +109,7 @@ def write_service_worker(site: Path, names: dict[str, str]):
     kept = {
         path: digest
         for path, digest in hashes.items()
-        if path not in compressed and not matches(path, NOT_KEPT + KEPT_BY_THE_WORKER)
+        if path not in compressed and not matches(path, NOT_KEPT + KEPT_ONCE_FETCHED)
     }
     fill = {
         "SITE_VERSION": json.dumps(content_hash(json.dumps(hashes, sort_keys=True).encode())),

@@ -3,6 +3,7 @@ the files of site-packages it lacks, and booted from by the worker; and Pyodide'
 runtime, shipped compressed beside the originals."""
 
 import gzip
+import io
 import json
 import shutil
 import struct
@@ -40,6 +41,11 @@ SESSION_FILES = STATIC / "session_files.txt"
 ZSTD_LEVEL = 19
 ZSTD_THREADS = 2  # fixed: the same bytes on every machine
 SNAPSHOT_SIZES = "SNAPSHOT_SIZES"
+# The standard library the worker restores with: Pyodide's zip with zeros where the
+# modules the snapshot holds are (1.1 of its 2.4 MB), gzip-compressed; where Python
+# reads there after all (a traceback's source lines), the worker fetches the whole zip.
+SPARSE_STDLIB = "python_stdlib.sparse.zip"
+STDLIB_HOLES = "STDLIB_HOLES"  # where the zeros are, for the worker
 FZSTD_JS = "package/umd/index.js"  # in fzstd's npm package; shipped as snapshot/fzstd.js
 
 
@@ -101,9 +107,10 @@ def session_files() -> set[str]:
     return {line for line in lines if line}
 
 
-def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int]]:
-    """The worker's memory snapshot and its files, by file name, ready to ship, and the
-    size of each compressed file and of what it holds (``snapshot.bin``, ...).
+def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int], list[str]]:
+    """The worker's memory snapshot and its files, by file name, ready to ship; the
+    size of each compressed file and of what it holds (``snapshot.bin``, ...); and the
+    files of the standard library's zip that the snapshot holds imported.
 
     ``snapshot.bin.gz`` and ``snapshot.bin.zst`` are Pyodide's wasm memory after the
     worker's own code has run in node (``static/make_snapshot.js``): packages
@@ -123,6 +130,7 @@ def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int]]:
             run(["node", str(MAKE_SNAPSHOT_JS), str(site), str(work), step])
         preload = json.loads((work / "preload.json").read_text())
         imported = set(json.loads((work / "imported.json").read_text()))
+        imported_stdlib = json.loads((work / "imported_stdlib.json").read_text())
         snapshot = (work / "snapshot.bin").read_bytes()
     kept = {path: data for path, data in files.items() if path not in imported}
     wanted = session_files()
@@ -138,7 +146,8 @@ def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int]]:
     zstd = zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=ZSTD_THREADS)
     shipped["snapshot.bin.zst"] = zstd.compress(snapshot)
     lengths = {name: len(data) for name, data in (held | shipped).items()}
-    return shipped | {f"site-packages/{path}": data for path, data in elsewhere.items()}, lengths
+    ready = shipped | {f"site-packages/{path}": data for path, data in elsewhere.items()}
+    return ready, lengths, imported_stdlib
 
 
 def add_snapshot(site: Path):
@@ -146,10 +155,15 @@ def add_snapshot(site: Path):
     say("making the worker's memory snapshot (node)")
     folder = site / "snapshot"
     folder.mkdir()
-    shipped, lengths = make_snapshot(site)
+    shipped, lengths, imported_stdlib = make_snapshot(site)
     for name, data in shipped.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
+    stdlib = site / "pyodide" / "python_stdlib.zip"
+    sparse, holes = sparse_stdlib(stdlib.read_bytes(), imported_stdlib)
+    compressed = gzip.compress(sparse, compresslevel=9, mtime=0)
+    stdlib.with_name(f"{SPARSE_STDLIB}.gz").write_bytes(compressed)
+    lengths[SPARSE_STDLIB] = len(sparse)
     shutil.copy2(SNAPSHOT_JS, folder / SNAPSHOT_JS.name)
     with tarfile.open(fetch_fzstd_npm()) as npm:
         (folder / "fzstd.js").write_bytes(npm.extractfile(FZSTD_JS).read())
@@ -157,9 +171,32 @@ def add_snapshot(site: Path):
     body = replace_once(worker.read_text(), PANEL_BOOT, SNAPSHOT_BOOT, "Panel's worker")
     restore = WORKER_SNAPSHOT_JS.read_text()
     restore = replace_once(restore, SNAPSHOT_SIZES, json.dumps(lengths), WORKER_SNAPSHOT_JS.name)
+    restore = replace_once(restore, STDLIB_HOLES, json.dumps(holes), WORKER_SNAPSHOT_JS.name)
     scripts = UNGZIPPED_JS.read_text() + WORKER_RUNTIME_JS.read_text() + restore
     body = replace_once(body, START_GATE, scripts + START_GATE, "Panel's worker")
     worker.write_text(body)
+
+
+def sparse_stdlib(archive: bytes, imported: list[str]) -> tuple[bytes, list[list[int]]]:
+    """``archive`` (the standard library's zip) with zeros over each file ``imported``
+    (its local header and its data), its central directory kept, so that every offset
+    Python cached when it imported them stays true; and where the zeros are, merged:
+    ``[[start, end], ...]``."""
+    sparse, holes = bytearray(archive), []
+    with zipfile.ZipFile(io.BytesIO(archive)) as stdlib:
+        for name in imported:
+            start = stdlib.getinfo(name).header_offset
+            name_length, extra_length = struct.unpack("<HH", archive[start + 26 : start + 30])
+            end = start + 30 + name_length + extra_length + stdlib.getinfo(name).compress_size
+            sparse[start:end] = bytes(end - start)
+            holes.append([start, end])
+    merged = []
+    for start, end in sorted(holes):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return bytes(sparse), merged
 
 
 def compress_runtime(pyodide_dir: Path):

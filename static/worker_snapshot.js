@@ -7,6 +7,11 @@
 // returns null, and the worker boots Python the slow way.
 const SNAPSHOT = './snapshot/';
 const STDLIB = './pyodide/python_stdlib.zip';
+// The standard library restored with: STDLIB with zeros where the modules the snapshot
+// holds are (sitebuild/snapshot.py's sparse_stdlib); where Python reads there after all
+// (a traceback's source lines), the whole of STDLIB is fetched first.
+const SPARSE_STDLIB = './pyodide/python_stdlib.sparse.zip';
+const STDLIB_ZEROS = STDLIB_HOLES;  // [[start, end], ...], filled in by the build
 // The first word of a Pyodide 0.27 snapshot. Restoring anything else would not
 // fail but hang (Pyodide sizes the wasm memory from it), so it is checked first;
 // Pyodide itself checks the build id that follows.
@@ -24,16 +29,18 @@ const SNAPSHOT_FILES = SNAPSHOT_SIZES;  // {'snapshot.bin.gz': bytes, ..., 'snap
 const ZSTD_EXTRA_S = 0.6;  // fzstd's time beyond the browser's gzip (0.95 against 0.34 s)
 const MEASURE_MS = 300;  // how long the gzip download runs before it is judged
 
-// A download kept chunk by chunk as it comes: the restore decompresses it while it goes
-// on (`chunks`), and the service worker's cache gets it whole afterwards (`blob`).
-function streamedDownload(name) {
+// A download of a file of the site (a path in it) kept chunk by chunk as it comes: the
+// restore decompresses it while it goes on (`chunks`), and the service worker's cache
+// gets it whole afterwards (`blob`).
+function streamedDownload(path) {
+  const name = path.split('/').pop();
   const received = [];
   let ended = false;
   let failure = null;
   let wake = () => {};
   const aborted = new AbortController();
   const download = {
-    name, length: 0, firstByteAt: null,
+    path, name, length: 0, firstByteAt: null,
     abort: () => aborted.abort(),
     blob: () => new Blob(received),
     async *chunks() {
@@ -55,7 +62,7 @@ function streamedDownload(name) {
   download.firstByte = new Promise((resolve) => { firstByte = resolve; });
   download.done = (async () => {
     try {
-      const response = await fetchFromSite(named(SNAPSHOT + name), {signal: aborted.signal});
+      const response = await fetchFromSite(named(path), {signal: aborted.signal});
       if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
       const reader = response.body.getReader();
       for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
@@ -83,8 +90,8 @@ function streamedDownload(name) {
 // or zstd over a slow link.
 async function snapshotDownload() {
   const kept = await keptSnapshot();
-  if (kept) return streamedDownload(kept);
-  const gzip = streamedDownload('snapshot.bin.gz');
+  if (kept) return streamedDownload(SNAPSHOT + kept);
+  const gzip = streamedDownload(SNAPSHOT + 'snapshot.bin.gz');
   await gzip.firstByte;
   await Promise.race([gzip.done.catch(() => {}), new Promise((r) => setTimeout(r, MEASURE_MS))]);
   if (gzip.ended()) return gzip;
@@ -92,7 +99,7 @@ async function snapshotDownload() {
   const rest = SNAPSHOT_FILES['snapshot.bin.gz'] - gzip.length;
   if (rest / rate <= SNAPSHOT_FILES['snapshot.bin.zst'] / rate + ZSTD_EXTRA_S) return gzip;
   gzip.abort();
-  return streamedDownload('snapshot.bin.zst');
+  return streamedDownload(SNAPSHOT + 'snapshot.bin.zst');
 }
 
 // A download's decompressed chunks, by its first bytes: gzip, zstd, or (where the host
@@ -208,17 +215,47 @@ async function openSnapshot(download) {
   }
 }
 
-// The files the pack keeps elsewhere (sitebuild/snapshot.py's SESSION_FILES says
-// which it holds): each is fetched, whole and synchronously, the first time Python
-// reads it, as Python's file reads are synchronous. A worker may make such a request.
-function fetchElsewhere(path) {
+// A file of the site, whole and synchronously, as Python's file reads are (a worker
+// may make such a request).
+function fetchWhole(path) {
   const request = new XMLHttpRequest();
-  const url = SNAPSHOT + 'site-packages/' + path.split('/').map(encodeURIComponent).join('/');
-  request.open('GET', url, false);
+  request.open('GET', named(path), false);
   request.responseType = 'arraybuffer';
   request.send();
   if (request.status !== 200) throw new Error(`HTTP ${request.status}`);
   return new Uint8Array(request.response);
+}
+
+// The files the pack keeps elsewhere (sitebuild/snapshot.py's SESSION_FILES says
+// which it holds): each is fetched the first time Python reads it.
+const fetchElsewhere = (path) =>
+  fetchWhole(SNAPSHOT + 'site-packages/' + path.split('/').map(encodeURIComponent).join('/'));
+
+// Python's standard library zip, as restored, has zeros where `zeros` says: the first
+// read that touches them has the whole zip fetched (`fetch()`) and read instead.
+// Emscripten's MEMFS reads a file's bytes through its node's stream_ops, which every
+// file opened after this gets (Python opens the zip anew for each read).
+function wholeWhereZeros(pyodide, zeros, fetch) {
+  const zip = pyodide.runPython('import sys; next(p for p in sys.path if p.endswith(".zip"))');
+  const node = pyodide.FS.lookupPath(zip).node;
+  const ops = node.stream_ops;
+  node.stream_ops = {
+    ...ops,
+    read(stream, buffer, offset, length, position) {
+      if (zeros.some(([start, end]) => position < end && position + length > start)) {
+        console.info(`${STDLIB}: Python reads a part the restored copy lacks; fetching it whole`);
+        try {
+          node.contents = fetch();
+        } catch (error) {
+          console.warn(error);
+          throw new pyodide.FS.ErrnoError(29);  // EIO: Python raises OSError
+        }
+        node.usedBytes = node.contents.length;
+        zeros = [];
+      }
+      return ops.read(stream, buffer, offset, length, position);
+    },
+  };
 }
 
 // The site's service worker keeps the site for the next visit (static/service_worker.js).
@@ -229,14 +266,14 @@ function fetchElsewhere(path) {
 // paused), and then says so ("kept"); the page then registers the service worker
 // (static/register_service_worker.js). Until then it holds them (17 to 23 MB).
 const NAMED_BY_CONTENT = 'attention-scaling-lab-named-by-content';
-const cachedUrl = (name) => new URL(named(SNAPSHOT + name), self.location.href).href;
+const cachedUrl = (path) => new URL(named(path), self.location.href).href;
 let downloadsToKeep = null;  // the downloads, once Python is restored
 
 async function keepForNextVisit(downloads) {
   try {
     const cache = self.caches ? await caches.open(NAMED_BY_CONTENT) : null;
     for (const download of cache ? downloads : []) {
-      const url = cachedUrl(download.name);
+      const url = cachedUrl(download.path);
       if (!(await cache.match(url))) await cache.put(url, new Response(download.blob()));
     }
   } catch (error) {
@@ -258,7 +295,7 @@ async function keptSnapshot() {
     if (!(await caches.has(NAMED_BY_CONTENT))) return null;
     const cache = await caches.open(NAMED_BY_CONTENT);
     for (const name of ['snapshot.bin.zst', 'snapshot.bin.gz']) {
-      if (await cache.match(cachedUrl(name))) return name;
+      if (await cache.match(cachedUrl(SNAPSHOT + name))) return name;
     }
   } catch {
     // no caches here: plain HTTP, or a frame whose storage the browser blocks
@@ -266,7 +303,8 @@ async function keptSnapshot() {
   return null;
 }
 
-const packDownload = streamedDownload('site-packages.pack.gz');
+const packDownload = streamedDownload(SNAPSHOT + 'site-packages.pack.gz');
+const stdlibDownload = streamedDownload(SPARSE_STDLIB + '.gz');
 const chosenSnapshot = snapshotDownload();
 chosenSnapshot.catch(() => {});  // restoreSnapshot reports a failure
 
@@ -292,12 +330,16 @@ async function restoreSnapshot() {
     importScripts(await runtimeScript('pyodide.asm.js'), named(SNAPSHOT + 'snapshot.js'));
     const pack = PyodideSnapshot.parsePack(
       await decompressed(packDownload, SNAPSHOT_FILES['site-packages.pack']));
+    const stdlib = new Blob([await decompressed(stdlibDownload, SNAPSHOT_FILES['python_stdlib.sparse.zip'])]);
+    const stdLibURL = URL.createObjectURL(stdlib);
     const snapshot = await openSnapshot(snapshotFile);
     hook = PyodideSnapshot.install(pack, pack.preload, snapshot, fetchElsewhere);
     const pyodide = await loadPyodide({
-      stdLibURL: named(STDLIB),
+      stdLibURL,
       _loadSnapshot: snapshot.header, _snapshotDeserializer: PyodideSnapshot.deserializer,
     });
+    URL.revokeObjectURL(stdLibURL);
+    wholeWhereZeros(pyodide, STDLIB_ZEROS, () => fetchWhole(STDLIB));
     pyodide.runPython(RESEED);
     downloadsToKeep = [snapshotFile, packDownload];
     return pyodide;
@@ -305,6 +347,7 @@ async function restoreSnapshot() {
     hook?.uninstall();
     snapshotFile?.abort();
     packDownload.abort();
+    stdlibDownload.abort();
     const reason = String(error?.message ?? error).split('\n')[0];
     console.warn('The saved Python session could not be used:', error);
     self.postMessage({type: 'status', msg: `Starting Python from scratch (${reason})`});

@@ -5,8 +5,10 @@ import base64
 import csv
 import gzip
 import hashlib
+import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -200,6 +202,7 @@ globalThis.self = globalThis;
 globalThis.addEventListener = () => {};  // the worker's listeners: no page posts here
 globalThis.named = (path) => path;
 globalThis.SNAPSHOT_SIZES = JSON.parse(sizes);
+globalThis.STDLIB_HOLES = [];
 globalThis.fzstd = require(fzstdFile);
 globalThis.fetchFromSite = async () => {
   let bytes = fs.readFileSync(snapshotFile);
@@ -266,6 +269,31 @@ def test_the_worker_writes_the_snapshot_into_the_memory_as_it_is(site, tmp_path,
     # The case tested: the image starts inside a page of the download (its pages
     # straddle the decompressor's chunks), and it has pages of zeros to skip.
     assert image_start % 4096 != 0 and snapshot.count(bytes(4096)) > 1000
+
+
+def test_the_restored_standard_library_lacks_only_what_the_snapshot_holds(site):
+    """The standard library the worker restores with is Pyodide's zip, byte for byte,
+    with zeros where the worker's table says (the files of the modules the snapshot
+    holds, json's among them); its central directory is whole; the zeros cost next to
+    nothing shipped."""
+    whole = site_file(site, "pyodide/python_stdlib.zip").read_bytes()
+    shipped = site_file(site, "pyodide/python_stdlib.sparse.zip.gz").read_bytes()
+    sparse = gzip.decompress(shipped)
+    worker = (site / "main.js").read_text()
+    zeros = json.loads(re.search(r"^const STDLIB_ZEROS = (\[.*?\]);", worker, re.M).group(1))
+    zeroed = sum(end - start for start, end in zeros)
+    # the zeros cost nearly nothing shipped; the rest is compressed already
+    assert len(sparse) == len(whole) and len(shipped) < len(whole) - 0.9 * zeroed
+    at = 0
+    for start, end in zeros:
+        assert sparse[at:start] == whole[at:start] and sparse[start:end] == bytes(end - start)
+        at = end
+    assert sparse[at:] == whole[at:]
+    with zipfile.ZipFile(io.BytesIO(sparse)) as restored, zipfile.ZipFile(io.BytesIO(whole)) as z:
+        assert restored.namelist() == z.namelist()
+        offsets = {i.filename: i.header_offset for i in z.infolist()}
+    lacking = {name for name, at in offsets.items() if any(s <= at < e for s, e in zeros)}
+    assert "json/__init__.py" in lacking and "this.py" not in lacking
 
 
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # Panel 1.9 on Panel 2

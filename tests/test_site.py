@@ -73,7 +73,7 @@ from app.style import RULE_COLORS, RULE_NAMES, rule_key_label
 from app.sweep import sweep
 from app.training import train, training_sweep
 from app.words import glossary, text, to_html
-from sitebuild.offline import KEPT_BY_THE_WORKER, matches, site_files
+from sitebuild.offline import KEPT_ONCE_FETCHED, matches, site_files
 from sitebuild.serve import SiteHandler
 from sitebuild.snapshot import RUNTIME_GZ, SESSION_FILES, pack
 
@@ -129,18 +129,19 @@ def reads_only_its_pack(request, output_dir):
 
 def kept_files(site: Path) -> set[str]:
     """The files the site's service worker keeps (sitebuild.offline.write_service_worker),
-    and the snapshot, which the page's worker hands to its cache."""
+    and those it keeps once the page has fetched them."""
     script = (site / "service_worker.js").read_text()
     files = json.loads(re.search(r"^const FILES = (\{.*?^\});", script, re.M | re.S).group(1))
-    by_worker = {path for path in site_files(site) if matches(path, KEPT_BY_THE_WORKER)}
-    return set(files) | by_worker
+    once_fetched = {path for path in site_files(site) if matches(path, KEPT_ONCE_FETCHED)}
+    return set(files) | once_fetched
 
 
 @pytest.fixture(autouse=True)
 def loads_only_what_is_kept(request, site):
     """Every file the page loads in the tests of the site on ``site_url`` is one its
     service worker keeps for the next visit (or offline), but for the service worker
-    itself and the files of site-packages the pack left out (kept once fetched)."""
+    itself and the files of site-packages the pack left out (kept once fetched); and
+    none of them is the whole standard library."""
     yield
     if "site_url" not in request.fixturenames:
         return
@@ -152,6 +153,10 @@ def loads_only_what_is_kept(request, site):
         if not ("/" + path).startswith(ELSEWHERE)
     )
     assert unkept == [], f"{request.node.name} loaded files the service worker does not keep"
+    # Python read a part of the standard library that the restored copy lacks: a module
+    # the snapshot holds, read again (sitebuild.snapshot.sparse_stdlib)
+    whole_stdlib = [path for path in requested if unhashed(path) == "pyodide/python_stdlib.zip"]
+    assert whole_stdlib == [], f"{request.node.name} fetched the whole standard library"
 
 
 def offline_context(browser, **options):
@@ -1772,6 +1777,32 @@ def test_a_file_the_pack_left_out_is_fetched_when_python_reads_it(offline, site,
         open_the_link(page, url)
         assert ELSEWHERE + moved in handler.served
         assert "without the saved Python session" not in page.locator("#lab-status").inner_text()
+        assert console.errors == []
+        page.close()
+
+
+# Reads the source of a function of a module the snapshot holds imported (json), as a
+# traceback or inspect does: a part of the standard library its restored copy lacks.
+READ_STDLIB_SOURCE_PY = "import inspect, json; inspect.getsource(json.dumps)"
+
+
+def test_a_part_of_the_standard_library_the_restored_copy_lacks_is_fetched_when_read(offline, site):
+    """The worker restores with a standard library that lacks the modules the snapshot
+    holds; where Python reads one after all (a traceback's source lines, inspect), the
+    worker fetches the whole library once and Python reads it, on a live page."""
+    handler = type("Handler", (RecordingHandler,), {"served": []})
+    with http_server(site, handler) as url:
+        page = offline.new_page()
+        console = Console(page)
+        open_the_link(page, url)
+        assert "/pyodide/python_stdlib.zip" not in handler.served
+        (worker,) = page.workers
+        source = worker.evaluate(f"self.pyodide.runPython({READ_STDLIB_SOURCE_PY!r})")
+        assert source.startswith("def dumps(obj,")
+        assert handler.served.count("/pyodide/python_stdlib.zip") == 1
+        slider_handle(page, "d_k").press("ArrowLeft")  # still live
+        page.wait_for_url("**d_k=64**")
+        assert_shows_weights_of(page, Settings(d_k=64, scaling="none", seed=0, **DEFAULT))
         assert console.errors == []
         page.close()
 
