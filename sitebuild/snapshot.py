@@ -109,7 +109,7 @@ def session_files() -> set[str]:
 
 def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int], list[str]]:
     """The worker's memory snapshot and its files, by file name, ready to ship; the
-    size of each compressed file and of what it holds (``snapshot.bin``, ...); and the
+    size of the snapshot's files and of what they hold (``snapshot.bin``); and the
     files of the standard library's zip that the snapshot holds imported.
 
     ``snapshot.bin.gz`` and ``snapshot.bin.zst`` are Pyodide's wasm memory after the
@@ -145,7 +145,8 @@ def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int], list[st
     }
     zstd = zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=ZSTD_THREADS)
     shipped["snapshot.bin.zst"] = zstd.compress(snapshot)
-    lengths = {name: len(data) for name, data in (held | shipped).items()}
+    snapshot_files = (held | shipped).items()
+    lengths = {name: len(data) for name, data in snapshot_files if name.startswith("snapshot.bin")}
     ready = shipped | {f"site-packages/{path}": data for path, data in elsewhere.items()}
     return ready, lengths, imported_stdlib
 
@@ -163,7 +164,6 @@ def add_snapshot(site: Path):
     sparse, holes = sparse_stdlib(stdlib.read_bytes(), imported_stdlib)
     compressed = gzip.compress(sparse, compresslevel=9, mtime=0)
     stdlib.with_name(f"{SPARSE_STDLIB}.gz").write_bytes(compressed)
-    lengths[SPARSE_STDLIB] = len(sparse)
     shutil.copy2(SNAPSHOT_JS, folder / SNAPSHOT_JS.name)
     with tarfile.open(fetch_fzstd_npm()) as npm:
         (folder / "fzstd.js").write_bytes(npm.extractfile(FZSTD_JS).read())

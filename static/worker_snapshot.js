@@ -140,18 +140,11 @@ async function* decompressedChunks(download) {
   }
 }
 
-// A download decompressed into one array of its size, so that the chunks and their
-// concatenation are never held at once (the pack, of SNAPSHOT_FILES' size).
-async function decompressed(download, size) {
-  const out = new Uint8Array(size);
-  let filled = 0;
-  for await (const chunk of decompressedChunks(download)) {
-    if (filled + chunk.length > out.length) throw new Error(`${download.name} is longer than it should be`);
-    out.set(chunk, filled);
-    filled += chunk.length;
-  }
-  if (filled !== out.length) throw new Error(`${download.name} is shorter than it should be`);
-  return out;
+// A download decompressed, in one array (the pack, the standard library: a few MB).
+async function decompressed(download) {
+  const chunks = [];
+  for await (const chunk of decompressedChunks(download)) chunks.push(chunk);
+  return new Uint8Array(await new Blob(chunks).arrayBuffer());
 }
 
 // A Pyodide 0.27 snapshot is a header (the magic, then the offset of the memory
@@ -329,8 +322,8 @@ async function restoreSnapshot() {
     snapshotFile = await chosenSnapshot;
     importScripts(await runtimeScript('pyodide.asm.js'), named(SNAPSHOT + 'snapshot.js'));
     const pack = PyodideSnapshot.parsePack(
-      await decompressed(packDownload, SNAPSHOT_FILES['site-packages.pack']));
-    const stdlib = new Blob([await decompressed(stdlibDownload, SNAPSHOT_FILES['python_stdlib.sparse.zip'])]);
+      await decompressed(packDownload));
+    const stdlib = new Blob([await decompressed(stdlibDownload)]);
     const stdLibURL = URL.createObjectURL(stdlib);
     const snapshot = await openSnapshot(snapshotFile);
     hook = PyodideSnapshot.install(pack, pack.preload, snapshot, fetchElsewhere);
