@@ -146,8 +146,8 @@ class SlowGzipSnapshotHandler(CountingHandler):
 
 def test_over_a_slow_link_the_worker_fetches_the_smaller_snapshot_and_keeps_it(browser, site):
     """Where the gzip snapshot comes slowly, the worker stops it within a second and
-    fetches the zstd one (28% fewer bytes), boots from it with the link's numbers, and
-    keeps it: the next visit fetches no snapshot."""
+    fetches the zstd one (28% fewer bytes) and the zstd pack, boots from them with the
+    link's numbers, and keeps them: the next visit fetches no snapshot."""
     context = browser.new_context()
     handler = type("Handler", (SlowGzipSnapshotHandler,), {"sent": []})
     with http_server(site, handler) as url:
@@ -156,6 +156,9 @@ def test_over_a_slow_link_the_worker_fetches_the_smaller_snapshot_and_keeps_it(b
         zstd = next(site.glob("snapshot/snapshot.*.bin.zst")).stat().st_size
         assert sent["/snapshot/snapshot.bin.zst"] == zstd
         assert sent["/snapshot/snapshot.bin.gz"] < 1.5 * SLOW_BYTES_PER_S  # stopped early
+        pack = next(site.glob("snapshot/site-packages.*.pack.zst")).stat().st_size
+        assert sent["/snapshot/site-packages.pack.zst"] == pack
+        assert "/snapshot/site-packages.pack.gz" not in sent
         assert console.errors == []
         assert page.evaluate(CACHES_JS) == caches_of(site)
         page.close()
