@@ -43,13 +43,14 @@ NOT_KEPT = (
     "panel/*/dist/assets/logo/*",
 )
 # Files the service worker does not fetch itself, but keeps once the page has: the
-# snapshot and its pack, in whichever of their two compressions the page's worker
-# fetched (the worker hands its downloads to the service worker's cache), and the
-# whole standard library, which the worker fetches only where Python reads what its
-# restored copy lacks (static/worker_snapshot.js).
+# snapshot, its pack and Pyodide's wasm, in whichever of their two compressions the
+# page's worker fetched (the worker hands its downloads to the service worker's cache),
+# and the whole standard library, which the worker fetches only where Python reads
+# what its restored copy lacks (static/worker_snapshot.js).
 KEPT_ONCE_FETCHED = (
     "snapshot/snapshot.*bin.*",
     "snapshot/site-packages.*pack.*",
+    "pyodide/pyodide.*asm.wasm.*",
     "pyodide/python_stdlib.*zip",
 )
 

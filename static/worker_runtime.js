@@ -21,11 +21,11 @@ const named = (path) => {
   return './' + (CONTENT_NAMES[relative] ?? relative);
 };
 
-const runtimeDownloads = new Map(
-  Object.keys(RUNTIME_GZ).map((name) => [
-    name, fetchFromSite(named(`${RUNTIME}${name}.gz`)).catch(() => null),
-  ]),
-);
+// The runtime's downloads, by name: pyodide.asm.js's starts here; the wasm's is added by
+// static/worker_snapshot.js, whose compression follows the link (zstd over a slow one).
+const runtimeDownloads = new Map([
+  ['pyodide.asm.js', fetchFromSite(named(`${RUNTIME}pyodide.asm.js.gz`)).catch(() => null)],
+]);
 
 const fetchReporting = self.fetch;
 self.fetch = async (resource, ...rest) => {

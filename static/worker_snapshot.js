@@ -83,6 +83,7 @@ function streamedDownload(path) {
   })();
   download.done.catch(() => {});  // restoreSnapshot reports a failure
   download.ended = () => ended;
+  download.failed = () => failure !== null;
   return download;
 }
 
@@ -102,6 +103,17 @@ async function snapshotDownload() {
   return streamedDownload(SNAPSHOT + 'snapshot.bin.zst');
 }
 
+// The chunks of an async iterator as a stream.
+function streamOf(chunks) {
+  return new ReadableStream({
+    async pull(controller) {
+      const next = await chunks.next();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+  });
+}
+
 // A download's decompressed chunks, by its first bytes: gzip, zstd, or (where the host
 // sent it with Content-Encoding and the browser decompressed it) as it comes.
 async function* decompressedChunks(download) {
@@ -114,15 +126,7 @@ async function* decompressedChunks(download) {
     yield* compressed;
   }
   if (head[0] === 0x1f && head[1] === 0x8b) {
-    const source = all();
-    const stream = new ReadableStream({
-      async pull(controller) {
-        const next = await source.next();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
-      },
-    });
-    const reader = stream.pipeThrough(new DecompressionStream('gzip')).getReader();
+    const reader = streamOf(all()).pipeThrough(new DecompressionStream('gzip')).getReader();
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) yield chunk.value;
   } else if (head[0] === 0x28 && head[1] === 0xb5 && head[2] === 0x2f && head[3] === 0xfd) {
     if (typeof fzstd === 'undefined') importScripts(named(SNAPSHOT + 'fzstd.js'));
@@ -254,10 +258,11 @@ function wholeWhereZeros(pyodide, zeros, fetch) {
 // The site's service worker keeps the site for the next visit (static/service_worker.js).
 // The snapshot is larger than some browsers' HTTP caches keep, where the service worker
 // would look for it, and only the page's worker knows which of its two compressions
-// it fetched, so it hands its two downloads to the service worker's cache of files
-// named by their content itself, when the page asks ("keep", once the learner has
-// paused), and then says so ("kept"); the page then registers the service worker
-// (static/register_service_worker.js). Until then it holds them (17 to 23 MB).
+// it fetched, so it hands its downloads (the snapshot, the pack, the wasm) to the
+// service worker's cache of files named by their content itself, when the page asks
+// ("keep", once the learner has paused), and then says so ("kept"); the page then
+// registers the service worker (static/register_service_worker.js). Until then it
+// holds them (19 to 26 MB).
 const NAMED_BY_CONTENT = 'attention-scaling-lab-named-by-content';
 const cachedUrl = (path) => new URL(named(path), self.location.href).href;
 let downloadsToKeep = null;  // the downloads, once Python is restored
@@ -298,9 +303,16 @@ async function keptSnapshot() {
 
 const stdlibDownload = streamedDownload(SPARSE_STDLIB + '.gz');
 const chosenSnapshot = snapshotDownload();
-// The pack comes compressed as the snapshot does (zstd: 1.2 MB against gzip's 1.7).
-const chosenPack = chosenSnapshot.then((snapshot) =>
-  streamedDownload(SNAPSHOT + 'site-packages.pack.' + snapshot.name.split('.').pop()));
+// The pack and Pyodide's wasm come compressed as the snapshot does (zstd: 1.2 and 2.4 MB
+// against gzip's 1.7 and 3.1).
+const compressedAsTheSnapshot = (path) =>
+  chosenSnapshot.then((snapshot) => streamedDownload(`${path}.${snapshot.name.split('.').pop()}`));
+const chosenPack = compressedAsTheSnapshot(SNAPSHOT + 'site-packages.pack');
+const chosenWasm = compressedAsTheSnapshot(RUNTIME + 'pyodide.asm.wasm');
+runtimeDownloads.set('pyodide.asm.wasm', chosenWasm.then(async (download) => {
+  await download.firstByte;  // a site without it (an older build) gets the original
+  return download.failed() ? null : new Response(streamOf(decompressedChunks(download)));
+}));
 
 // What the snapshot froze and a visitor expects fresh: the random generators'
 // state ("New draw" would give every visitor the same seed). Clocks and the
@@ -335,7 +347,7 @@ async function restoreSnapshot() {
     URL.revokeObjectURL(stdLibURL);
     wholeWhereZeros(pyodide, STDLIB_ZEROS, () => fetchWhole(STDLIB));
     pyodide.runPython(RESEED);
-    downloadsToKeep = [snapshotFile, await chosenPack];
+    downloadsToKeep = [snapshotFile, await chosenPack, await chosenWasm];
     return pyodide;
   } catch (error) {
     hook?.uninstall();

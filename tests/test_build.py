@@ -203,6 +203,8 @@ globalThis.addEventListener = () => {};  // the worker's listeners: no page post
 globalThis.named = (path) => path;
 globalThis.SNAPSHOT_SIZES = JSON.parse(sizes);
 globalThis.STDLIB_HOLES = [];
+globalThis.RUNTIME = './pyodide/';  // static/worker_runtime.js's, and its downloads
+globalThis.runtimeDownloads = new Map();
 globalThis.fzstd = require(fzstdFile);
 globalThis.fetchFromSite = async () => {
   let bytes = fs.readFileSync(snapshotFile);

@@ -17,7 +17,7 @@ from typing import ClassVar
 from urllib.parse import unquote
 
 import pytest
-from browser import OFFLINE_ARGS, Console, free_port, http_server, launch, unhashed
+from browser import OFFLINE_ARGS, Console, free_port, http_server, launch, site_file, unhashed
 from playwright.sync_api import sync_playwright
 from test_site import open_the_link
 
@@ -146,8 +146,9 @@ class SlowGzipSnapshotHandler(CountingHandler):
 
 def test_over_a_slow_link_the_worker_fetches_the_smaller_snapshot_and_keeps_it(browser, site):
     """Where the gzip snapshot comes slowly, the worker stops it within a second and
-    fetches the zstd one (28% fewer bytes) and the zstd pack, boots from them with the
-    link's numbers, and keeps them: the next visit fetches no snapshot."""
+    fetches the zstd one (28% fewer bytes), and the pack and Pyodide's wasm in zstd too,
+    boots from them with the link's numbers, and keeps them: the next visit fetches no
+    snapshot."""
     context = browser.new_context()
     handler = type("Handler", (SlowGzipSnapshotHandler,), {"sent": []})
     with http_server(site, handler) as url:
@@ -156,9 +157,9 @@ def test_over_a_slow_link_the_worker_fetches_the_smaller_snapshot_and_keeps_it(b
         zstd = next(site.glob("snapshot/snapshot.*.bin.zst")).stat().st_size
         assert sent["/snapshot/snapshot.bin.zst"] == zstd
         assert sent["/snapshot/snapshot.bin.gz"] < 1.5 * SLOW_BYTES_PER_S  # stopped early
-        pack = next(site.glob("snapshot/site-packages.*.pack.zst")).stat().st_size
-        assert sent["/snapshot/site-packages.pack.zst"] == pack
-        assert "/snapshot/site-packages.pack.gz" not in sent
+        for zstd in ("snapshot/site-packages.pack.zst", "pyodide/pyodide.asm.wasm.zst"):
+            assert sent["/" + zstd] == site_file(site, zstd).stat().st_size
+            assert "/" + zstd.replace(".zst", ".gz") not in sent
         assert console.errors == []
         assert page.evaluate(CACHES_JS) == caches_of(site)
         page.close()
