@@ -118,9 +118,15 @@ function streamOf(chunks) {
 // sent it with Content-Encoding and the browser decompressed it) as it comes.
 async function* decompressedChunks(download) {
   const compressed = download.chunks();
-  const first = await compressed.next();
-  if (first.done) return;
-  const head = first.value;
+  const heads = [];  // the first four bytes tell; a first chunk may be shorter
+  for (let length = 0; length < 4;) {
+    const next = await compressed.next();
+    if (next.done) break;
+    heads.push(next.value);
+    length += next.value.length;
+  }
+  if (heads.length === 0) return;
+  const head = heads.length === 1 ? heads[0] : new Uint8Array(await new Blob(heads).arrayBuffer());
   async function* all() {
     yield head;
     yield* compressed;
