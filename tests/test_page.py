@@ -1,6 +1,7 @@
 """The page under a real ``panel serve``, driven in a real headless Chromium."""
 
 import math
+import re
 import time
 
 import numpy as np
@@ -17,6 +18,7 @@ from browser import (
     slider_handle,
     wait_for_source,
 )
+from engines import DEEP_JS
 from playwright.sync_api import sync_playwright
 
 from app import theory
@@ -241,12 +243,41 @@ def test_embed_code_pins_the_current_scenario(open_page):
     )
 
 
+WIDEST_FRAME_JS = """window.widestFrame = 0;
+const measure = () => {
+  widestFrame = Math.max(widestFrame, document.documentElement.scrollWidth);
+  requestAnimationFrame(measure);
+};
+requestAnimationFrame(measure);"""
+# Panel's linked stylesheets (its own, its theme's, KaTeX's katex.css).
+PANEL_STYLESHEETS = re.compile(r"/(css|theme)/[^/]+\.css")
+STYLESHEETS_LOADED_JS = f"""() => {DEEP_JS}('link[rel=stylesheet]').every((link) => link.sheet)"""
+TWO_FRAMES_JS = "new Promise((drawn) => requestAnimationFrame(() => requestAnimationFrame(drawn)))"
+
+
 @pytest.mark.parametrize(("label", "width"), [("desktop", 1280), ("phone", 375)])
-def test_layout_fits_without_horizontal_scroll(open_page, output_dir, label, width):
-    page = open_page(width=width)
-    page.wait_for_timeout(500)  # let the layout settle before measuring
-    assert page.evaluate("document.documentElement.scrollWidth") <= width
+def test_layout_fits_without_horizontal_scroll(browser, server, output_dir, label, width):
+    """Not one frame wider than the window, before Panel's linked stylesheets arrive
+    (they are held until the page is drawn: a loaded machine gets them late) and
+    after. (KaTeX's HTML, which its katex.css hides, made a phone's page 6,400 px
+    wide while that stylesheet was on its way: CI saw it.)"""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    console = Console(page)
+    held = []
+    page.route(PANEL_STYLESHEETS, lambda route: held.append(route))
+    page.add_init_script(WIDEST_FRAME_JS)
+    page.goto(server)
+    wait_for_source(page, SECTION_SOURCES["spread"], "(d) => Object.values(d)[0].length > 0")
+    page.evaluate(TWO_FRAMES_JS)
+    assert held and page.evaluate("widestFrame") <= width
+    for route in held:
+        route.continue_()
+    page.wait_for_function(STYLESHEETS_LOADED_JS)
+    page.evaluate(TWO_FRAMES_JS)
+    assert page.evaluate("widestFrame") <= width
     page.screenshot(path=output_dir / f"page-{label}.png", full_page=True)
+    assert console.errors == []
+    page.close()
 
 
 @pytest.mark.parametrize(
