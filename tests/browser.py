@@ -253,3 +253,53 @@ def open_section(page, name, key=None):
     page.get_by_role("heading", name=section_title(name), exact=True).wait_for()
     if SECTION_SOURCES[name]:
         wait_for_source(page, SECTION_SOURCES[name], "(d) => Object.values(d)[0].length > 0")
+
+
+# The stylesheets Panel's components link from their shadow roots (Panel's own, its
+# theme's, KaTeX's katex.css), under ``panel serve`` and on the built site; not
+# loading.css, which the page's head links too (and a stylesheet of the head holds
+# the scripts after it).
+COMPONENT_STYLESHEETS = re.compile(r"/(css|theme)/(?!loading\.css)[^/]+\.css")
+WIDEST_FRAME_JS = """window.widestFrame = 0;
+const measure = () => {
+  widestFrame = Math.max(widestFrame, document.documentElement.scrollWidth);
+  requestAnimationFrame(measure);
+};
+requestAnimationFrame(measure);"""
+STYLESHEETS_LOADED_JS = """() => {
+  const links = [];
+  const walk = (root) => root.querySelectorAll('*').forEach((el) => {
+    if (el.matches('link[rel=stylesheet]')) links.push(el);
+    if (el.shadowRoot) walk(el.shadowRoot);
+  });
+  walk(document);
+  return links.every((link) => link.sheet);
+}"""
+TWO_FRAMES_JS = "new Promise((drawn) => requestAnimationFrame(() => requestAnimationFrame(drawn)))"
+
+
+def widest_frames_with_stylesheets_late(page, url, wait_until_drawn) -> tuple[int, int]:
+    """Open ``url`` with the components' stylesheets held until ``wait_until_drawn(page)``
+    returns (as on a loaded machine or a slow link): the page's widest frame (its
+    ``scrollWidth``) until then, and from then until they have loaded and been drawn."""
+    held = []
+
+    def hold(route):
+        if held is None:
+            route.fallback()  # to the context's routes, if any
+        else:
+            held.append(route)
+
+    page.route(COMPONENT_STYLESHEETS, hold)
+    page.add_init_script(WIDEST_FRAME_JS)
+    page.goto(url)
+    wait_until_drawn(page)
+    page.evaluate(TWO_FRAMES_JS)
+    assert held, "no stylesheet was held"
+    before = page.evaluate("widestFrame")
+    routes, held = held, None
+    for route in routes:
+        route.fallback()
+    page.wait_for_function(STYLESHEETS_LOADED_JS)
+    page.evaluate(TWO_FRAMES_JS)
+    return before, page.evaluate("widestFrame")

@@ -1,8 +1,8 @@
 """The page under a real ``panel serve``, driven in a real headless Chromium."""
 
 import math
-import re
 import time
+from functools import partial
 
 import numpy as np
 import pytest
@@ -17,8 +17,8 @@ from browser import (
     read_sources,
     slider_handle,
     wait_for_source,
+    widest_frames_with_stylesheets_late,
 )
-from engines import DEEP_JS
 from playwright.sync_api import sync_playwright
 
 from app import theory
@@ -243,18 +243,6 @@ def test_embed_code_pins_the_current_scenario(open_page):
     )
 
 
-WIDEST_FRAME_JS = """window.widestFrame = 0;
-const measure = () => {
-  widestFrame = Math.max(widestFrame, document.documentElement.scrollWidth);
-  requestAnimationFrame(measure);
-};
-requestAnimationFrame(measure);"""
-# Panel's linked stylesheets (its own, its theme's, KaTeX's katex.css).
-PANEL_STYLESHEETS = re.compile(r"/(css|theme)/[^/]+\.css")
-STYLESHEETS_LOADED_JS = f"""() => {DEEP_JS}('link[rel=stylesheet]').every((link) => link.sheet)"""
-TWO_FRAMES_JS = "new Promise((drawn) => requestAnimationFrame(() => requestAnimationFrame(drawn)))"
-
-
 @pytest.mark.parametrize(("label", "width"), [("desktop", 1280), ("phone", 375)])
 def test_layout_fits_without_horizontal_scroll(browser, server, output_dir, label, width):
     """Not one frame wider than the window, before Panel's linked stylesheets arrive
@@ -263,18 +251,12 @@ def test_layout_fits_without_horizontal_scroll(browser, server, output_dir, labe
     wide while that stylesheet was on its way: CI saw it.)"""
     page = browser.new_page(viewport={"width": width, "height": 900})
     console = Console(page)
-    held = []
-    page.route(PANEL_STYLESHEETS, lambda route: held.append(route))
-    page.add_init_script(WIDEST_FRAME_JS)
-    page.goto(server)
-    wait_for_source(page, SECTION_SOURCES["spread"], "(d) => Object.values(d)[0].length > 0")
-    page.evaluate(TWO_FRAMES_JS)
-    assert held and page.evaluate("widestFrame") <= width
-    for route in held:
-        route.continue_()
-    page.wait_for_function(STYLESHEETS_LOADED_JS)
-    page.evaluate(TWO_FRAMES_JS)
-    assert page.evaluate("widestFrame") <= width
+    wait_until_drawn = partial(
+        wait_for_source,
+        name=SECTION_SOURCES["spread"],
+        predicate_js="(d) => Object.values(d)[0].length > 0",
+    )
+    assert max(widest_frames_with_stylesheets_late(page, server, wait_until_drawn)) <= width
     page.screenshot(path=output_dir / f"page-{label}.png", full_page=True)
     assert console.errors == []
     page.close()
