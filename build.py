@@ -79,6 +79,7 @@ BUILD_TEMPLATES = (
     page.PAGE_SCRIPTS_JS,
     first_text.FIRST_TEXT_HTML,
     snapshot.SESSION_FILES,
+    snapshot.SESSION_STDLIB,
     offline.SERVICE_WORKER_JS,
     offline.REGISTER_SERVICE_WORKER_JS,
     UNGZIPPED_JS,

@@ -34,6 +34,9 @@ RUNTIME_GZ = ("pyodide.asm.wasm", "pyodide.asm.js")
 # file is fetched alone if Python ever reads it (static/worker_snapshot.js).
 # tests/test_site.py records what a full session reads and fails when this is stale.
 SESSION_FILES = STATIC / "session_files.txt"
+# The same for the standard library's zip: the members a full session reads after the
+# restore (tests/test_site.py records them too).
+SESSION_STDLIB = STATIC / "session_stdlib.txt"
 # The snapshot and its pack ship compressed twice: gzip (level 6; level 9 gives 0.5%
 # less) and zstd (level 19, two threads: the snapshot 15.0 MB against gzip's 20.9, in
 # 13 s, the pack 1.2 against 1.7; a larger window gives 2% less but fzstd decodes it
@@ -42,9 +45,11 @@ SESSION_FILES = STATIC / "session_files.txt"
 ZSTD_LEVEL = 19
 ZSTD_THREADS = 2  # fixed: the same bytes on every machine
 SNAPSHOT_SIZES = "SNAPSHOT_SIZES"
-# The standard library the worker restores with: Pyodide's zip with zeros where the
-# modules the snapshot holds are (1.1 of its 2.4 MB), gzip-compressed; where Python
-# reads there after all (a traceback's source lines), the worker fetches the whole zip.
+# The standard library the worker restores with: Pyodide's zip with zeros but for the
+# members a session reads (SESSION_STDLIB) and its central directory, gzip-compressed
+# (0.02 MB against 2.32; with zeros only where the snapshot's modules are, 1.22). Where
+# Python reads there after all (a traceback's source lines, a module no session
+# imports), the worker fetches the whole zip.
 SPARSE_STDLIB = "python_stdlib.sparse.zip"
 STDLIB_HOLES = "STDLIB_HOLES"  # where the zeros are, for the worker
 FZSTD_JS = "package/umd/index.js"  # in fzstd's npm package; shipped as snapshot/fzstd.js
@@ -102,16 +107,16 @@ def site_packages(pyodide_dir: Path) -> dict[str, bytes]:
     return files
 
 
-def session_files() -> set[str]:
-    """SESSION_FILES: one path relative to site-packages per line; # starts a comment."""
-    lines = (line.split("#")[0].strip() for line in SESSION_FILES.read_text().splitlines())
+def listed(path: Path) -> set[str]:
+    """The paths ``path`` lists (SESSION_FILES, SESSION_STDLIB): one per line; # starts a
+    comment."""
+    lines = (line.split("#")[0].strip() for line in path.read_text().splitlines())
     return {line for line in lines if line}
 
 
-def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int], list[str]]:
-    """The worker's memory snapshot and its files, by file name, ready to ship; the
-    size of the snapshot's files and of what they hold (``snapshot.bin``); and the
-    files of the standard library's zip that the snapshot holds imported.
+def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int]]:
+    """The worker's memory snapshot and its files, by file name, ready to ship; and the
+    size of the snapshot's files and of what they hold (``snapshot.bin``).
 
     ``snapshot.bin.gz`` and ``snapshot.bin.zst`` are Pyodide's wasm memory after the
     worker's own code has run in node (``static/make_snapshot.js``): packages
@@ -131,10 +136,9 @@ def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int], list[st
             run(["node", str(MAKE_SNAPSHOT_JS), str(site), str(work), step])
         preload = json.loads((work / "preload.json").read_text())
         imported = set(json.loads((work / "imported.json").read_text()))
-        imported_stdlib = json.loads((work / "imported_stdlib.json").read_text())
         snapshot = (work / "snapshot.bin").read_bytes()
     kept = {path: data for path, data in files.items() if path not in imported}
-    wanted = session_files()
+    wanted = listed(SESSION_FILES)
     if unknown := wanted - files.keys():
         raise BuildError(f"{SESSION_FILES.name} lists files the worker lacks: {unknown}")
     packed = {path: data for path, data in kept.items() if path in {*preload, *wanted}}
@@ -149,7 +153,7 @@ def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int], list[st
     snapshot_files = (held | shipped).items()
     lengths = {name: len(data) for name, data in snapshot_files if name.startswith("snapshot.bin")}
     ready = shipped | {f"site-packages/{path}": data for path, data in elsewhere.items()}
-    return ready, lengths, imported_stdlib
+    return ready, lengths
 
 
 def add_snapshot(site: Path):
@@ -157,12 +161,12 @@ def add_snapshot(site: Path):
     say("making the worker's memory snapshot (node)")
     folder = site / "snapshot"
     folder.mkdir()
-    shipped, lengths, imported_stdlib = make_snapshot(site)
+    shipped, lengths = make_snapshot(site)
     for name, data in shipped.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
     stdlib = site / "pyodide" / "python_stdlib.zip"
-    sparse, holes = sparse_stdlib(stdlib.read_bytes(), imported_stdlib)
+    sparse, holes = sparse_stdlib(stdlib.read_bytes(), listed(SESSION_STDLIB))
     compressed = gzip.compress(sparse, compresslevel=9, mtime=0)
     stdlib.with_name(f"{SPARSE_STDLIB}.gz").write_bytes(compressed)
     shutil.copy2(SNAPSHOT_JS, folder / SNAPSHOT_JS.name)
@@ -178,17 +182,21 @@ def add_snapshot(site: Path):
     worker.write_text(body)
 
 
-def sparse_stdlib(archive: bytes, imported: list[str]) -> tuple[bytes, list[list[int]]]:
-    """``archive`` (the standard library's zip) with zeros over each file ``imported``
-    (its local header and its data), its central directory kept, so that every offset
-    Python cached when it imported them stays true; and where the zeros are, merged:
-    ``[[start, end], ...]``."""
+def sparse_stdlib(archive: bytes, kept: set[str]) -> tuple[bytes, list[list[int]]]:
+    """``archive`` (the standard library's zip) with zeros over each file but those
+    ``kept`` (its local header and its data), its central directory kept, so that every
+    offset Python cached when it imported them stays true; and where the zeros are,
+    merged: ``[[start, end], ...]``."""
     sparse, holes = bytearray(archive), []
     with zipfile.ZipFile(io.BytesIO(archive)) as stdlib:
-        for name in imported:
-            start = stdlib.getinfo(name).header_offset
+        if unknown := kept - set(stdlib.namelist()):
+            raise BuildError(f"{SESSION_STDLIB.name} lists files the zip lacks: {unknown}")
+        for info in stdlib.infolist():
+            if info.filename in kept:
+                continue
+            start = info.header_offset
             name_length, extra_length = struct.unpack("<HH", archive[start + 26 : start + 30])
-            end = start + 30 + name_length + extra_length + stdlib.getinfo(name).compress_size
+            end = start + 30 + name_length + extra_length + info.compress_size
             sparse[start:end] = bytes(end - start)
             holes.append([start, end])
     merged = []

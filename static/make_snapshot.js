@@ -1,6 +1,6 @@
 // Make the memory snapshot that the site's worker boots from (run by build.py):
 //
-//   node make_snapshot.js SITE FOLDER discover   # writes FOLDER/preload.json, imported*.json
+//   node make_snapshot.js SITE FOLDER discover   # writes FOLDER/preload.json, imported.json
 //   node make_snapshot.js SITE FOLDER make       # writes FOLDER/snapshot.bin
 //
 // SITE is the built site (its pyodide/ and main.js); FOLDER holds
@@ -56,17 +56,6 @@ json.dumps(sorted(f[len(root):] for f in files if isinstance(f, str) and f.start
                   and not f.endswith(".so")), indent=1)
 `;
 
-// The files of the standard library's zip of every module imported now, relative to
-// the zip: Python never reads them again (but for a traceback's source lines), so the
-// worker's copy of the zip has zeros there (sitebuild/snapshot.py's sparse_stdlib).
-const IMPORTED_STDLIB = `
-import json, sys
-zip = next(p for p in sys.path if p.endswith(".zip")) + "/"
-files = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
-json.dumps(sorted(f[len(zip):] for f in files if isinstance(f, str) and f.startswith(zip)),
-           indent=1)
-`;
-
 // A snapshot holds all of the wasm memory, and freed blocks keep their old
 // bytes, which compress far worse than zeros. Allocate every free block (and
 // the free top of the heap, but never so much that the memory grows), zero it
@@ -114,7 +103,6 @@ function zeroFreeMemory(module) {
   if (step === 'discover') {
     fs.writeFileSync(preloadFile, JSON.stringify(hook.loadedLibraries(), null, 1) + '\n');
     fs.writeFileSync(path.join(folder, 'imported.json'), pyodide.runPython(IMPORTED_FILES));
-    fs.writeFileSync(path.join(folder, 'imported_stdlib.json'), pyodide.runPython(IMPORTED_STDLIB));
   } else if (step === 'make') {
     for (const name of Object.keys(pyodide.loadedPackages)) delete pyodide.loadedPackages[name];
     pyodide.runPython('import gc; gc.collect()');

@@ -7,9 +7,10 @@
 // returns null, and the worker boots Python the slow way.
 const SNAPSHOT = './snapshot/';
 const STDLIB = './pyodide/python_stdlib.zip';
-// The standard library restored with: STDLIB with zeros where the modules the snapshot
-// holds are (sitebuild/snapshot.py's sparse_stdlib); where Python reads there after all
-// (a traceback's source lines), the whole of STDLIB is fetched first.
+// The standard library restored with: STDLIB with zeros but for the members a session
+// reads (sitebuild/snapshot.py's sparse_stdlib); where Python reads there after all (a
+// traceback's source lines, a module no session imports), the whole of STDLIB is
+// fetched first.
 const SPARSE_STDLIB = './pyodide/python_stdlib.sparse.zip';
 const STDLIB_ZEROS = STDLIB_HOLES;  // [[start, end], ...], filled in by the build
 // The first word of a Pyodide 0.27 snapshot. Restoring anything else would not
@@ -219,10 +220,11 @@ async function openSnapshot(download) {
 }
 
 // A file of the site, whole and synchronously, as Python's file reads are (a worker
-// may make such a request).
-function fetchWhole(path) {
+// may make such a request); ``headers`` say why, to the server's log.
+function fetchWhole(path, headers = {}) {
   const request = new XMLHttpRequest();
   request.open('GET', named(path), false);
+  for (const [name, value] of Object.entries(headers)) request.setRequestHeader(name, value);
   request.responseType = 'arraybuffer';
   request.send();
   if (request.status !== 200) throw new Error(`HTTP ${request.status}`);
@@ -235,7 +237,7 @@ const fetchElsewhere = (path) =>
   fetchWhole(SNAPSHOT + 'site-packages/' + path.split('/').map(encodeURIComponent).join('/'));
 
 // Python's standard library zip, as restored, has zeros where `zeros` says: the first
-// read that touches them has the whole zip fetched (`fetch()`) and read instead.
+// read that touches them has the whole zip fetched (`fetch(position)`) and read instead.
 // Emscripten's MEMFS reads a file's bytes through its node's stream_ops, which every
 // file opened after this gets (Python opens the zip anew for each read).
 function wholeWhereZeros(pyodide, zeros, fetch) {
@@ -248,7 +250,7 @@ function wholeWhereZeros(pyodide, zeros, fetch) {
       if (zeros.some(([start, end]) => position < end && position + length > start)) {
         console.info(`${STDLIB}: Python reads a part the restored copy lacks; fetching it whole`);
         try {
-          node.contents = fetch();
+          node.contents = fetch(position);
         } catch (error) {
           console.warn(error);
           throw new pyodide.FS.ErrnoError(29);  // EIO: Python raises OSError
@@ -351,7 +353,8 @@ async function restoreSnapshot() {
       _loadSnapshot: snapshot.header, _snapshotDeserializer: PyodideSnapshot.deserializer,
     });
     URL.revokeObjectURL(stdLibURL);
-    wholeWhereZeros(pyodide, STDLIB_ZEROS, () => fetchWhole(STDLIB));
+    wholeWhereZeros(pyodide, STDLIB_ZEROS,
+      (position) => fetchWhole(STDLIB, {'X-Read-At': String(position)}));
     pyodide.runPython(RESEED);
     downloadsToKeep = [snapshotFile, await chosenPack, await chosenWasm];
     return pyodide;

@@ -24,7 +24,7 @@ from sitebuild.inputs import check_sha256
 from sitebuild.page import UNUSED_BOKEH_BUNDLES, check_no_cdn
 from sitebuild.panel_patches import MERGED_CLICKS
 from sitebuild.serve import serve
-from sitebuild.snapshot import WORKER_SNAPSHOT_JS
+from sitebuild.snapshot import SESSION_STDLIB, WORKER_SNAPSHOT_JS, listed
 from sitebuild.wheels import close_lock, rewrite_wheel
 
 
@@ -277,19 +277,17 @@ def test_the_worker_writes_the_snapshot_into_the_memory_as_it_is(site, tmp_path,
     assert image_start % 4096 != 0 and snapshot.count(bytes(4096)) > 1000
 
 
-def test_the_restored_standard_library_lacks_only_what_the_snapshot_holds(site):
+def test_the_restored_standard_library_holds_only_what_a_session_reads(site):
     """The standard library the worker restores with is Pyodide's zip, byte for byte,
-    with zeros where the worker's table says (the files of the modules the snapshot
-    holds, json's among them); its central directory is whole; the zeros cost next to
+    with zeros where the worker's table says: over every member but those a session
+    reads (SESSION_STDLIB); its central directory is whole; the zeros cost next to
     nothing shipped."""
     whole = site_file(site, "pyodide/python_stdlib.zip").read_bytes()
     shipped = site_file(site, "pyodide/python_stdlib.sparse.zip.gz").read_bytes()
     sparse = gzip.decompress(shipped)
     worker = (site / "main.js").read_text()
     zeros = json.loads(re.search(r"^const STDLIB_ZEROS = (\[.*?\]);", worker, re.M).group(1))
-    zeroed = sum(end - start for start, end in zeros)
-    # the zeros cost nearly nothing shipped; the rest is compressed already
-    assert len(sparse) == len(whole) and len(shipped) < len(whole) - 0.9 * zeroed
+    assert len(sparse) == len(whole)
     at = 0
     for start, end in zeros:
         assert sparse[at:start] == whole[at:start] and sparse[start:end] == bytes(end - start)
@@ -297,9 +295,13 @@ def test_the_restored_standard_library_lacks_only_what_the_snapshot_holds(site):
     assert sparse[at:] == whole[at:]
     with zipfile.ZipFile(io.BytesIO(sparse)) as restored, zipfile.ZipFile(io.BytesIO(whole)) as z:
         assert restored.namelist() == z.namelist()
-        offsets = {i.filename: i.header_offset for i in z.infolist()}
-    lacking = {name for name, at in offsets.items() if any(s <= at < e for s, e in zeros)}
-    assert "json/__init__.py" in lacking and "this.py" not in lacking
+        kept = listed(SESSION_STDLIB)
+        for info in z.infolist():
+            lacking = any(start <= info.header_offset < end for start, end in zeros)
+            assert lacking == (info.filename not in kept), info.filename
+        # what the zip holds but for its members' data (names, headers, the directory)
+        skeleton = len(whole) - sum(i.compress_size for i in z.infolist() if i.filename not in kept)
+    assert len(shipped) < skeleton  # the zeros cost nearly nothing shipped
 
 
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # Panel 1.9 on Panel 2

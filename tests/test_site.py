@@ -6,6 +6,7 @@ other host, and a request route records and aborts anything not local, so the
 tests prove the page needs nothing from outside the machine.
 """
 
+import bisect
 import csv
 import gzip
 import json
@@ -16,6 +17,7 @@ import shutil
 import statistics
 import struct
 import time
+import zipfile
 import zlib
 from dataclasses import replace
 from html.parser import HTMLParser
@@ -76,7 +78,7 @@ from app.training import train, training_sweep
 from app.words import glossary, text, to_html
 from sitebuild.offline import KEPT_ONCE_FETCHED, matches, site_files
 from sitebuild.serve import SiteHandler
-from sitebuild.snapshot import RUNTIME_GZ, SESSION_FILES, pack
+from sitebuild.snapshot import RUNTIME_GZ, SESSION_FILES, SESSION_STDLIB, pack
 
 BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here
 DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "n_queries": 64}
@@ -92,15 +94,19 @@ ELSEWHERE = "/snapshot/site-packages/"  # where the files the pack lacks are (si
 class SessionHandler(SiteHandler):
     """The site's own handler, recording each file of site-packages that the worker
     fetched alone (``read_elsewhere``, relative to site-packages): one that Python read
-    and the pack lacks."""
+    and the pack lacks; and where in the standard library Python read what the restored
+    copy lacks (``read_stdlib_at``, the worker's X-Read-At)."""
 
     read_elsewhere: ClassVar[list[str]] = []
+    read_stdlib_at: ClassVar[list[int]] = []
     requested: ClassVar[list[str]] = []  # every path asked for
 
     def do_GET(self):
         path = unquote(self.path.split("?")[0])
         if path.startswith(ELSEWHERE):
             type(self).read_elsewhere.append(path.removeprefix(ELSEWHERE))
+        if self.headers["X-Read-At"]:
+            type(self).read_stdlib_at.append(int(self.headers["X-Read-At"]))
         type(self).requested.append(path.removeprefix("/") or "index.html")
         super().do_GET()
 
@@ -138,26 +144,41 @@ def kept_files(site: Path) -> set[str]:
 
 
 @pytest.fixture(autouse=True)
-def loads_only_what_is_kept(request, site):
+def loads_only_what_is_kept(request, site, output_dir):
     """Every file the page loads in the tests of the site on ``site_url`` is one its
     service worker keeps for the next visit (or offline), but for the service worker
     itself and the files of site-packages the pack left out (kept once fetched); and
-    none of them is the whole standard library."""
+    none of them is the whole standard library: Python read no member of it that the
+    restored copy lacks (SESSION_STDLIB lists what a session reads)."""
     yield
     if "site_url" not in request.fixturenames:
         return
     requested = set(SessionHandler.requested)
     SessionHandler.requested.clear()
+    # Python read a part of the standard library that the restored copy lacks
+    # (sitebuild.snapshot.sparse_stdlib): SESSION_STDLIB must list its member.
+    read = stdlib_members(site, SessionHandler.read_stdlib_at)
+    SessionHandler.read_stdlib_at.clear()
+    if read:
+        with open(output_dir / "session_stdlib.missing.txt", "a") as missing:
+            missing.write("".join(f"{name}\n" for name in read))
+    assert read == [], f"{request.node.name} read files {SESSION_STDLIB.name} lacks"
+    whole_stdlib = [path for path in requested if unhashed(path) == "pyodide/python_stdlib.zip"]
+    assert whole_stdlib == [], f"{request.node.name} fetched the whole standard library"
     unkept = sorted(
         path
         for path in requested - kept_files(site) - {"service_worker.js"}
         if not ("/" + path).startswith(ELSEWHERE)
     )
     assert unkept == [], f"{request.node.name} loaded files the service worker does not keep"
-    # Python read a part of the standard library that the restored copy lacks: a module
-    # the snapshot holds, read again (sitebuild.snapshot.sparse_stdlib)
-    whole_stdlib = [path for path in requested if unhashed(path) == "pyodide/python_stdlib.zip"]
-    assert whole_stdlib == [], f"{request.node.name} fetched the whole standard library"
+
+
+def stdlib_members(site: Path, positions: list[int]) -> list[str]:
+    """The members of the site's standard library zip at ``positions`` (in the zip)."""
+    with zipfile.ZipFile(site_file(site, "pyodide/python_stdlib.zip")) as stdlib:
+        starts = sorted((info.header_offset, info.filename) for info in stdlib.infolist())
+    at = [bisect.bisect_right(starts, (position, "\uffff")) - 1 for position in positions]
+    return sorted({starts[i][1] for i in at})
 
 
 def offline_context(browser, **options):
@@ -534,10 +555,12 @@ def test_a_failure_after_the_render_stays_on_the_status_bar(offline, site_url):
     assert "The simulation failed" in bar.inner_text()
     page.close()
     # The bad change's traceback read source lines of modules the snapshot holds, which
-    # the restored standard library lacks: the whole library came, once.
+    # the restored standard library lacks: the whole library came, once (and no session
+    # needs to read them).
     whole = [p for p in SessionHandler.requested if unhashed(p) == "pyodide/python_stdlib.zip"]
     assert len(whole) == 1
     SessionHandler.requested[:] = [p for p in SessionHandler.requested if p not in whole]
+    SessionHandler.read_stdlib_at.clear()
 
 
 # In the worker: when the background gives way and resumes (``asyncio.sleep(0)`` in
