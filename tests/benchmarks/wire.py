@@ -189,8 +189,10 @@ def report(results: dict):
         print(f"  site answered / floor ready: {answered / floor:5.2f}")
         print(f"  bytes fetched: site {site_bytes:.1f} MB, floor {floor_bytes:.1f} MB")
         for variant in ("site", "floor"):
-            largest = sorted(set(served[variant]), key=lambda f: -f[1])[:8]
+            files = sorted(served[variant], key=lambda f: -f[1])
+            rest = sum(size for _, size in files if size < 10_000) / 1e6
             print(
-                f"  largest files, {variant}: "
-                + ", ".join(f"{n} {s / 1e6:.2f} MB" for n, s in largest)
+                f"  files, {variant}: "
+                + ", ".join(f"{n} {s / 1e6:.2f}" for n, s in files if s >= 10_000)
+                + f", {sum(s < 10_000 for _, s in files)} others {rest:.2f} MB"
             )
