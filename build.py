@@ -34,7 +34,9 @@ Pyodide's wasm and JS are shipped gzip-compressed beside the originals
 (``page.compress_page_scripts``): a host that compresses nothing sends a third of
 their bytes. Of site-packages, the worker fetches only what the snapshot does
 not hold and a session reads (``snapshot.SESSION_FILES``); every other file is there
-alone, fetched if Python ever reads it.
+alone, fetched if Python ever reads it. Of the standard library's zip, likewise, it
+gets only what a session reads (``snapshot.SESSION_STDLIB``) with zeros elsewhere,
+and the whole zip if Python reads there.
 
 The large files carry a hash of their content in their names, and a service
 worker keeps the site in the learner's browser once the page is live

@@ -23,18 +23,16 @@ const SNAPSHOT_MAGIC = 1886286592;
 // zstd, 30% fewer bytes (14.5 against 20.5 MB) that fzstd, in JS, decompresses as they
 // arrive in 0.95 s. Over a fast link gzip is sooner; over a slow one zstd: its 6 MB
 // fewer take longer to come than its decoding, which runs while they do. The worker
-// starts the zstd download and measures it: where the whole gzip file would come
-// sooner than the rest of it plus ZSTD_EXTRA_S, it fetches the gzip file instead. So a
-// slow link, where bytes count, fetches nothing twice (measuring gzip first cost 0.2 MB
-// at 10 Mbit/s); a fast one drops a few MB in a few ms.
+// starts the gzip download and measures it for MEASURE_MS from its first byte: where
+// the rest of it would take longer than the zstd file plus ZSTD_EXTRA_S, it fetches the
+// zstd file instead. On localhost the gzip file has come by then; at 10 Mbit/s the
+// measuring costs 0.1 MB (it was 0.2 MB at 300 ms). (Starting with zstd and dropping it
+// over a fast link fetched nothing twice at 10 Mbit/s, but on localhost the dropped
+// download's 7 MB in flight made a link ready 5% later.)
 // The build fills in the bytes of each file, and of what each holds:
 const SNAPSHOT_FILES = SNAPSHOT_SIZES;  // {'snapshot.bin.gz': bytes, ..., 'snapshot.bin': bytes}
 const ZSTD_EXTRA_S = 0.6;  // fzstd's time beyond the browser's gzip (0.95 against 0.34 s)
-// The zstd download is judged once MEASURE_BYTES have come or MEASURE_MS have passed
-// since its first byte, whichever is first: over localhost in a few ms, over 10 Mbit/s
-// at 300 ms.
-const MEASURE_BYTES = 1 << 20;
-const MEASURE_MS = 300;
+const MEASURE_MS = 100;
 
 // A download of a file of the site (a path in it) kept chunk by chunk as it comes: the
 // restore decompresses it while it goes on (`chunks`), and the service worker's cache
@@ -45,7 +43,6 @@ function streamedDownload(path) {
   let ended = false;
   let failure = null;
   let wake = () => {};
-  const reaching = [];  // [bytes, resolve] for each reached(bytes) still waiting
   const aborted = new AbortController();
   const download = {
     path, name, length: 0, firstByteAt: null,
@@ -79,7 +76,6 @@ function streamedDownload(path) {
         download.length += chunk.value.length;
         firstByte();
         wake();
-        reaching.filter(([bytes]) => download.length >= bytes).forEach(([, reached]) => reached());
       }
     } catch (error) {
       failure = error;
@@ -88,37 +84,28 @@ function streamedDownload(path) {
       ended = true;
       firstByte();
       wake();
-      reaching.forEach(([, reached]) => reached());
     }
   })();
-  // Resolves once `bytes` have come, or the download has ended.
-  download.reached = (bytes) => new Promise((resolve) => {
-    if (ended || download.length >= bytes) resolve();
-    else reaching.push([bytes, resolve]);
-  });
   download.done.catch(() => {});  // restoreSnapshot reports a failure
   download.ended = () => ended;
   download.failed = () => failure !== null;
   return download;
 }
 
-// The snapshot's download: the one this browser kept from an earlier visit, else zstd,
-// or gzip over a fast link (or where the zstd file cannot be had).
+// The snapshot's download: the one this browser kept from an earlier visit, else gzip,
+// or zstd over a slow link.
 async function snapshotDownload() {
   const kept = await keptSnapshot();
   if (kept) return streamedDownload(SNAPSHOT + kept);
-  const zstd = streamedDownload(SNAPSHOT + 'snapshot.bin.zst');
-  await zstd.firstByte;
-  if (zstd.failed()) return streamedDownload(SNAPSHOT + 'snapshot.bin.gz');
-  await Promise.race([
-    zstd.reached(MEASURE_BYTES), new Promise((measured) => setTimeout(measured, MEASURE_MS)),
-  ]);
-  const seconds = Math.max(performance.now() - zstd.firstByteAt, 1) / 1e3;
-  const rate = zstd.length / seconds;  // bytes a second
-  const rest = SNAPSHOT_FILES['snapshot.bin.zst'] - zstd.length;
-  if (SNAPSHOT_FILES['snapshot.bin.gz'] / rate >= rest / rate + ZSTD_EXTRA_S) return zstd;
-  zstd.abort();
-  return streamedDownload(SNAPSHOT + 'snapshot.bin.gz');
+  const gzip = streamedDownload(SNAPSHOT + 'snapshot.bin.gz');
+  await gzip.firstByte;
+  await Promise.race([gzip.done.catch(() => {}), new Promise((r) => setTimeout(r, MEASURE_MS))]);
+  if (gzip.ended()) return gzip;
+  const rate = gzip.length / ((performance.now() - gzip.firstByteAt) / 1e3);  // bytes a second
+  const rest = SNAPSHOT_FILES['snapshot.bin.gz'] - gzip.length;
+  if (rest / rate <= SNAPSHOT_FILES['snapshot.bin.zst'] / rate + ZSTD_EXTRA_S) return gzip;
+  gzip.abort();
+  return streamedDownload(SNAPSHOT + 'snapshot.bin.zst');
 }
 
 // The chunks of an async iterator as a stream.
