@@ -40,8 +40,9 @@ SESSION_STDLIB = STATIC / "session_stdlib.txt"
 # The snapshot and its pack ship compressed twice: gzip (level 6; level 9 gives 0.5%
 # less) and zstd (level 19, two threads: the snapshot 14.5 MB against gzip's 20.5, in
 # 13 s, the pack 1.2 against 1.7; level 22 or long-distance matching give 1-3% less,
-# with a window of 16 to 128 MB that fzstd's stream would allocate). The worker fetches one of each (static/worker_snapshot.js), and is told the
-# size of the snapshot's files, and of what they hold, here.
+# with a window of 16 to 128 MB that fzstd's stream would allocate). The worker
+# fetches one of each (static/worker_snapshot.js), and is told the size of the
+# snapshot's files, and of what they hold, here.
 ZSTD_LEVEL = 19
 ZSTD_THREADS = 2  # fixed: the same bytes on every machine
 SNAPSHOT_SIZES = "SNAPSHOT_SIZES"
