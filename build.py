@@ -109,6 +109,7 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
     panel_patches.add_status(work)
     first_text.add_first_text(work)
     page.add_viewport(work)
+    page.add_main_landmark(work)
     if not cdn:
         snapshot.add_snapshot(work)
         snapshot.compress_runtime(work / "pyodide")

@@ -38,9 +38,9 @@ from app.training import PAGE_TOKENS
 from app.words import text
 
 # The CSS the controls send to the browser (each file says what it does).
-TOUCH_CSS = asset("touch.css")
 WRAP_CSS = asset("wrap.css")
 FOCUS_CSS = asset("focus.css")
+TARGETS_CSS = asset("targets.css")  # every widget's (the page adds it)
 TEXT_CSS = asset("text.css")
 
 
@@ -116,8 +116,6 @@ def scenario_widgets(s: Scenario) -> dict:
     }
     for name, widget in widgets.items():
         widget.sizing_mode = widget.sizing_mode or "stretch_width"
-        if "value_throttled" in widget.param:  # a slider
-            widget.stylesheets = [*widget.stylesheets, TOUCH_CSS]
         # In the browser build a slider acts while it is dragged: the worker takes
         # the next value only when it is done with the last (sitebuild.panel_patches,
         # PAGE_APPLY and PAGE_IDLE).
@@ -136,7 +134,15 @@ def scenario_widgets(s: Scenario) -> dict:
             lambda e, w=widget, from_value=from_value: setattr(w, "value", from_value(e.new)),
             name,
         )
+    _show_with_its_rule(widgets["alpha"], s, "power")
     return widgets
+
+
+def _show_with_its_rule(widget: pn.widgets.Widget, s: Scenario, rule: str):
+    """Show ``widget`` only while ``rule`` is the scaling rule: under any other it does
+    nothing, and on a phone's first screen it would stand where the d_k slider should."""
+    widget.visible = s.scaling == rule
+    s.param.watch(lambda e: setattr(widget, "visible", e.new == rule), "scaling")
 
 
 def _float_slider(name: str, bounds: tuple[float, float], value: float) -> pn.widgets.FloatSlider:

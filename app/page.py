@@ -28,7 +28,14 @@ from app.address import Address
 from app.asset import asset
 from app.background import Training, swept
 from app.captions import caption, summary
-from app.controls import FOCUS_CSS, Scenario, controls_column, scenario_widgets
+from app.controls import (
+    FOCUS_CSS,
+    TARGETS_CSS,
+    TEXT_CSS,
+    Scenario,
+    controls_column,
+    scenario_widgets,
+)
 from app.draws import forget_draws
 from app.environment import in_browser, making_snapshot, prerendering, runtime
 from app.export import scenario_csv
@@ -57,6 +64,7 @@ LECTURE_STYLES = {"font-size": "20px", "--bokeh-font-size": "18px"}
 
 # The CSS and JavaScript the page sends to the browser (each file says what it does).
 BODY_CSS = asset("layout.css")
+UNSEEN_CSS = asset("unseen.css")
 PHONE_CSS = asset("phone.css")
 SCROLL_JS = asset("scroll.js")
 
@@ -362,7 +370,11 @@ class AttentionLab(pn.viewable.Viewer):
             self.widgets, self.questions, self.new_draw, self.shown_rules, self.share
         )
         self.stability = pn.Column(  # not in the embed layout: it shows the views only
-            pn.pane.Markdown(f"### {text('page', 'headings', 'stability')}", margin=(0, 10)),
+            pn.pane.Markdown(
+                f"## {text('page', 'headings', 'stability')}",
+                margin=(0, 10),
+                stylesheets=[TEXT_CSS],
+            ),
             self.precision,
             sizing_mode="stretch_width",
             name="lab-stability",
@@ -389,7 +401,12 @@ class AttentionLab(pn.viewable.Viewer):
             stylesheets=[BODY_CSS],
         )
         self.header = page_header(TITLE)
+        # The embed layout has no header: its title is left to screen readers.
+        self.embed_title = pn.pane.HTML(
+            f"<h1>{TITLE}</h1>", visible=False, stylesheets=[UNSEEN_CSS]
+        )
         self.layout = pn.Column(
+            self.embed_title,
             self.header,
             self.notice,
             self.body,
@@ -402,6 +419,9 @@ class AttentionLab(pn.viewable.Viewer):
             styles=LAYOUT_STYLES,
             stylesheets=[PHONE_CSS],
         )
+        # (The row picker is laid out with its section's views, later.)
+        for widget in [*self.layout.select(pn.widgets.Widget), self.row_pick]:
+            widget.stylesheets = [*widget.stylesheets, TARGETS_CSS]
 
     def _show_views(self, *_):
         """Lay out what the stage shows (its views up to date first), and the page around."""
@@ -411,6 +431,7 @@ class AttentionLab(pn.viewable.Viewer):
         self.stage.lay_out()
         self.stability.visible = not embed and s.section == "stability"
         self.header.visible = self.share.layout.visible = not embed
+        self.embed_title.visible = embed
         self.questions.pick.visible = not embed  # an embed shows its link's question only
         self.body.css_classes = ["lab-body"] + ["lab-embed"] * embed + ["lab-lecture"] * s.lecture
         self.layout.styles = {**LAYOUT_STYLES, **(LECTURE_STYLES if s.lecture else {})}

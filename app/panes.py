@@ -3,12 +3,13 @@
 import panel as pn
 
 from app.asset import asset
-from app.controls import FOCUS_CSS, TEXT_CSS
+from app.controls import FOCUS_CSS, TARGETS_CSS, TEXT_CSS
 from app.environment import theory_link
 from app.words import explain_terms, text
 
 SMALL = {"font-size": "0.9em"}
 GLOSSARY_CSS = asset("glossary.css")  # a glossary term explains itself (app.words)
+EXPLAINER_CSS = asset("explainer.css")
 
 
 def text_pane(css_class: str) -> pn.pane.HTML:
@@ -48,10 +49,15 @@ def page_header(title: str) -> pn.Column:
                 sizing_mode="stretch_width",
                 stylesheets=[GLOSSARY_CSS],
             ),
-            title=text("page", "explainer", "title"),
+            # An h2 (Panel's title is an h3): the page's headings go in order.
+            header=pn.pane.HTML(
+                f"<h2>{text('page', 'explainer', 'title')}</h2>",
+                css_classes=["card-title"],
+                stylesheets=[EXPLAINER_CSS],
+            ),
             collapsed=True,
             sizing_mode="stretch_width",
-            stylesheets=[FOCUS_CSS],
+            stylesheets=[FOCUS_CSS, TARGETS_CSS],
         ),
         sizing_mode="stretch_width",
     )

@@ -11,10 +11,13 @@ import html
 
 import panel as pn
 
+from app.asset import asset
 from app.panes import text_pane
 from app.questions import QUESTIONS, question
 from app.results import Results
 from app.words import to_html
+
+QUIET_CSS = asset("quiet.css")  # its label, on a phone
 
 
 class QuestionBox(pn.viewable.Viewer):
@@ -26,9 +29,10 @@ class QuestionBox(pn.viewable.Viewer):
         self.revealed = False  # the open question's answer
         self.pick = pn.widgets.Select(
             name="Questions learners ask",
-            options={"Pick a question…": "", **{q.text: q.slug for q in QUESTIONS}},
+            options={"Pick a question learners ask…": "", **{q.text: q.slug for q in QUESTIONS}},
             value="",
             sizing_mode="stretch_width",
+            stylesheets=[QUIET_CSS],
         )
         self.pick.param.watch(self._pick, "value")
         s.param.watch(lambda e: setattr(self.pick, "value", e.new or ""), "question")

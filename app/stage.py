@@ -28,6 +28,7 @@ from app.words import explain_terms, text
 GRID_CSS = asset("grid.css")
 MATH_CSS = asset("formulas.css")
 SECTIONS_CSS = asset("sections.css")
+QUIET_CSS = asset("quiet.css")  # the section's title, on a phone
 
 
 class Stage:
@@ -86,7 +87,7 @@ class Stage:
             sizing_mode="stretch_width",
             margin=(0, 10),
             name="section-intro",
-            stylesheets=[TEXT_CSS, GLOSSARY_CSS],
+            stylesheets=[TEXT_CSS, GLOSSARY_CSS, QUIET_CSS],
         )
         self.previous_view = pn.widgets.Button(name="← Previous view", width=150)
         self.previous_view.on_click(lambda _: self.turn(-1))
@@ -95,8 +96,13 @@ class Stage:
         self.lecture_where = pn.pane.HTML("", disable_math=True, margin=(12, 10))
         leave = pn.widgets.Button(name="Leave lecture mode", width=170)
         leave.on_click(lambda _: setattr(s, "lecture", False))
-        self.lecture_nav = pn.Row(
-            self.previous_view, self.lecture_where, self.next_view, leave, visible=False
+        self.lecture_nav = pn.Row(  # wraps on a phone, whose width lecture type overruns
+            self.previous_view,
+            self.lecture_where,
+            self.next_view,
+            leave,
+            visible=False,
+            styles={"flex-wrap": "wrap"},
         )
         self.full_lab_link = pn.pane.HTML(
             "", visible=False, margin=(0, 10), styles=SMALL, name="full-lab"
@@ -108,7 +114,7 @@ class Stage:
             stylesheets=[GLOSSARY_CSS],
         )
         self.summary_title = pn.pane.Markdown(
-            f"### {text('page', 'headings', 'summary')}", margin=(0, 10)
+            f"## {text('page', 'headings', 'summary')}", margin=(0, 10), stylesheets=[TEXT_CSS]
         )
 
     @property
@@ -270,4 +276,4 @@ def _grid(min_width: int) -> dict:
 def section_intro_markdown(section: str) -> str:
     """A section's title and what it shows (sitebuild.first_text paints the first
     section's first too)."""
-    return f"### {section_title(section)}\n{explain_terms(text('sections', section, 'intro'))}"
+    return f"## {section_title(section)}\n{explain_terms(text('sections', section, 'intro'))}"

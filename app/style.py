@@ -14,6 +14,15 @@ RULE_COLORS = {
     "qk_norm": "#CC79A7",
     "power": "#E69F00",
 }
+# The same hues, darkened until text in them has a contrast of 4.5 or more on white and
+# on each colour's own key tint (WCAG 1.4.3): the colour key's words and borders.
+RULE_TEXT_COLORS = {
+    "none": "#AC4C00",
+    "sqrt": "#006DAA",
+    "linear": "#007857",
+    "qk_norm": "#AD427D",
+    "power": "#8D6100",
+}
 RULE_NAMES = {
     "none": "none",
     "sqrt": "÷ √d_k",
@@ -60,8 +69,8 @@ def key_css(rules) -> str:
     ``!important``: Bokeh's own button styles are more specific than these."""
     return ".bk-btn-group { display: grid !important; grid-template-columns: 1fr 1fr; }\n" + (
         "\n".join(
-            f".bk-btn-group > .bk-btn:nth-child({i + 1}) {{ color: {RULE_COLORS[rule]} !important; "
-            f"border-color: {RULE_COLORS[rule]} !important; }}\n"
+            f".bk-btn-group > .bk-btn:nth-child({i + 1}) {{ color: {RULE_TEXT_COLORS[rule]} "
+            f"!important; border-color: {RULE_TEXT_COLORS[rule]} !important; }}\n"
             f".bk-btn-group > .bk-btn:nth-child({i + 1}).bk-active {{ background: "
             f"{RULE_COLORS[rule]}22 !important; font-weight: 600; }}"
             for i, rule in enumerate(rules)

@@ -160,6 +160,16 @@ def add_viewport(site: Path):
     html_path.write_text(replace_once(html_path.read_text(), CHARSET, VIEWPORT, "Panel's page"))
 
 
+def add_main_landmark(site: Path):
+    """Put the whole body in a ``<main>``: a screen reader's user jumps straight to it,
+    and every part of the page is in a landmark (WCAG 1.3.1, axe's ``region``)."""
+    html_path = site / "index.html"
+    page = html_path.read_text()
+    body = re.search(r"<body[^>]*>", page).group(0)
+    page = replace_once(page, body, body + "\n<main>", "Panel's page")
+    html_path.write_text(replace_once(page, "</body>", "</main>\n</body>", "Panel's page"))
+
+
 THEORY = REPO / "docs" / "theory.md"  # rendered to theory.html beside index.html
 THEORY_HTML = STATIC / "theory.html"  # the page around it ($title, $body)
 

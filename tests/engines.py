@@ -53,6 +53,34 @@ D_K_HANDLE_JS = (
 )
 
 
+# axe-core (npm, tests/drivers), as browsers' own accessibility audits run it, with WCAG
+# 2.2's target size (24 px), which axe leaves out by default.
+AXE = Path(__file__).parent / "drivers" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_RUN_JS = """axe.run(document, {rules: {'target-size': {enabled: true}}}).then((result) =>
+  result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.flat().join(' ')).join(
+    ' | ')}`))"""
+# Every control on screen whose target (a checkbox's or radio's: its label) is smaller
+# than 44 by 44 CSS px, the size a finger needs (WCAG 2.5.5); a link within a sentence
+# is exempt, as the criterion says.
+SMALL_TARGETS_JS = f"""{DEEP_JS}('button, select, textarea, input:not([type=hidden]), a[href],'
+  + ' [role=slider], [role=button]').map((el) => {{
+    const target = el.closest('label') ?? el;
+    const box = target.getBoundingClientRect();
+    const inline = el.matches('a') && getComputedStyle(el).display === 'inline';
+    const name = (el.getAttribute('aria-label') ?? target.textContent).trim().slice(0, 40);
+    return box.width && box.height && !inline && (box.width < 44 || box.height < 44)
+      ? `${{el.tagName}} "${{name}}" ${{Math.round(box.width)}} x ${{Math.round(box.height)}}` : '';
+  }}).filter(Boolean)"""
+
+
+def accessibility_violations(engine) -> list[str]:
+    """What axe-core finds wrong with the page as it is now: each rule broken, with the
+    elements that break it."""
+    if engine.evaluate("typeof window.axe") != "object":
+        engine.evaluate(f"(() => {{ {AXE.read_text()}\n; return typeof window.axe; }})()")
+    return engine.evaluate(AXE_RUN_JS)
+
+
 class Engine:
     """What a cross-engine check may do with a page."""
 

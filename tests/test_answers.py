@@ -86,6 +86,12 @@ class Act:
         self.trigger, self.count = trigger, count
 
 
+def shown_sliders(state: Expected) -> list[str]:
+    """The sliders on screen: alpha's only under the power rule, where it acts."""
+    names = [*SLIDER_STEPS, *FLOAT_SLIDERS]
+    return [n for n in names if n != "alpha" or state.scenario["scaling"] == "power"]
+
+
 def slider_position(name: str, value):
     """The slider's position for scenario value ``value``."""
     return _SLIDER_SCALES[name][1](value) if name in _SLIDER_SCALES else value
@@ -93,7 +99,7 @@ def slider_position(name: str, value):
 
 def key_move(page, state: Expected, rng) -> Act:
     """A key on a slider's handle that moves it."""
-    name = rng.choice([*SLIDER_STEPS, *FLOAT_SLIDERS])
+    name = rng.choice(shown_sliders(state))
     value = state.scenario[name]
     if name in FLOAT_SLIDERS:
         low, high = FLOAT_SLIDERS[name]
@@ -125,7 +131,7 @@ def key_move(page, state: Expected, rng) -> Act:
 
 def drag(page, state: Expected, rng) -> Act:
     """A drag of a slider's handle to somewhere well away from it."""
-    name = rng.choice([*SLIDER_STEPS, *FLOAT_SLIDERS])
+    name = rng.choice(shown_sliders(state))
     slider(page, name).scroll_into_view_if_needed()  # the mouse acts in the viewport
     track = slider(page, name).locator(".noUi-target").bounding_box()
     handle = slider_handle(page, name).bounding_box()
@@ -213,7 +219,7 @@ def questions(page, state: Expected, rng) -> Act | None:
     at = slugs.index(state.question)
     key = "ArrowUp" if at == len(slugs) - 1 or (at > 0 and rng.random() < 0.3) else "ArrowDown"
     slug = slugs[at + (1 if key == "ArrowDown" else -1)]
-    picker = page.get_by_role("combobox").filter(has_text="Pick a question…")
+    picker = page.get_by_role("combobox").filter(has_text="Pick a question learners ask…")
     picker.focus()
     expected = state.open_step(slug, 0, True)
     return Act(f"{key} to question {slug}", lambda: page.keyboard.press(key), expected, "keydown")

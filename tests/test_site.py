@@ -72,7 +72,7 @@ from app.scenario import (
 )
 from app.sections.query import ROW_FIGURES
 from app.simulation import SCALING_RULES, Settings, simulate
-from app.style import RULE_COLORS, RULE_NAMES, rule_key_label
+from app.style import RULE_COLORS, RULE_NAMES, RULE_TEXT_COLORS, rule_key_label
 from app.sweep import sweep
 from app.training import train, training_sweep
 from app.words import glossary, text, to_html
@@ -200,11 +200,16 @@ def offline_context(browser, **options):
 @pytest.fixture(scope="module")
 def offline():
     """An offline Chromium context (``offline_context``) at 1280 by 900; ``offline.phone``
-    makes another, emulating an iPhone 13 (its keywords override the descriptor's)."""
+    makes another, emulating an iPhone 13 (its keywords override the descriptor's), or
+    another of ``offline.phones``: Playwright's descriptors, by name."""
     with sync_playwright() as p:
         browser = launch(p, OFFLINE_ARGS)
         context = offline_context(browser, viewport={"width": 1280, "height": 900})
-        iphone = {k: v for k, v in p.devices["iPhone 13"].items() if k != "default_browser_type"}
+        context.phones = {
+            name: {k: v for k, v in p.devices[name].items() if k != "default_browser_type"}
+            for name in ("iPhone 13", "Pixel 5")
+        }
+        iphone = context.phones["iPhone 13"]
         context.phone = lambda **options: offline_context(browser, **(iphone | options))
         yield context
         browser.close()
@@ -800,7 +805,9 @@ def test_the_power_rule_follows_its_alpha_slider_as_the_simulation_and_theory_sa
             slider_handle(page, "alpha").press("ArrowRight")
             page.wait_for_url("**alpha=7/24**")
     key = page.get_by_role("button", name=rule_key_label("power"), exact=True)
-    assert key.evaluate("(b) => getComputedStyle(b).color") == "rgb(230, 159, 0)"
+    # The key's words in the rule's colour, darkened to read (RULE_TEXT_COLORS).
+    key_color = "rgb({}, {}, {})".format(*bytes.fromhex(RULE_TEXT_COLORS["power"][1:]))
+    assert key.evaluate("(b) => getComputedStyle(b).color") == key_color
     assert console.errors == []
 
 
@@ -985,25 +992,92 @@ FIRST_FIGURE_TOP_JS = f"""() => {{
 FIRST_SCREEN_PLOT = 150  # px of the first plot the first screen shows, at least
 
 
-@pytest.mark.parametrize("device", ["desktop", "phone"])
+# Whether the element the expression yields is what the screen shows at its centre
+# (not scrolled out of a scrolling panel, nor covered), through shadow roots.
+SHOWN_AT_ITS_CENTRE_JS = """(el) => {
+  const box = el.getBoundingClientRect();
+  const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+  let hit = document.elementFromPoint(x, y);
+  while (hit?.shadowRoot) {
+    const inner = hit.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === hit) break;
+    hit = inner;
+  }
+  return y >= 0 && y <= innerHeight && (hit === el || el.contains(hit));
+}"""
+
+
+@pytest.mark.parametrize("device", ["desktop", "iPhone 13", "Pixel 5"])
 def test_the_first_screen_shows_the_controls_and_the_first_plot(offline, site_url, device):
-    """At 1280 by 800, and on a phone of 375 by 812 (an iPhone 13's touch, mobile layout
-    and pixel ratio), the first screen holds the controls and the first section's first
-    plot: before it come only the title, one short paragraph, the explainer (closed),
-    the section buttons and the section's introduction."""
-    size = {"width": 1280, "height": 800} if device == "desktop" else {"width": 375, "height": 812}
-    context = offline.phone(viewport=size) if device == "phone" else offline
+    """At 1280 by 800, and on an iPhone 13 and a Pixel 5 (Playwright's descriptors: their
+    screens, touch and pixel ratios), the first screen shows the d_k slider and 150 px of
+    the first section's first plot, unscrolled. Before the plot come only the title, one
+    short paragraph, the explainer and the question picker (closed), the rule and d_k,
+    the section buttons and the section's introduction; alpha's slider only under the
+    power rule, where it acts."""
+    phone = device != "desktop"
+    context = offline.phone(**offline.phones[device]) if phone else offline
     page = context.new_page()
-    page.set_viewport_size(size)
+    if not phone:
+        page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(site_url)
     wait_until_ready(page)
-    top = page.evaluate(FIRST_FIGURE_TOP_JS)
-    assert top <= size["height"] - FIRST_SCREEN_PLOT, (top, size)
-    assert in_viewport(page, page.get_by_role("slider", name="d_k (key dimension)"))
-    assert page.evaluate("document.documentElement.scrollWidth") <= size["width"]
+    height = page.evaluate("innerHeight")
+    assert page.evaluate(FIRST_FIGURE_TOP_JS) <= height - FIRST_SCREEN_PLOT, height
+    d_k = slider_handle(page, "d_k")
+    assert d_k.evaluate(SHOWN_AT_ITS_CENTRE_JS)
+    assert slider_handle(page, "alpha").is_hidden()
+    assert page.evaluate("document.documentElement.scrollWidth") <= page.evaluate("innerWidth")
+    page.goto(site_url + "?scaling=power")
+    wait_until_ready(page)
+    expect(slider_handle(page, "alpha")).to_be_visible()
+    page.get_by_role("button", name=RULE_NAMES["sqrt"], exact=True).click()
+    expect(slider_handle(page, "alpha")).to_be_hidden()
     page.close()
-    if device == "phone":
+    if phone:
         context.close()
+
+
+# From now on, record every movement that starts in the page (a CSS transition of a
+# position, or a CSS animation), in the document and every shadow root.
+RECORD_MOVEMENT_JS = """() => {
+  window.__moved = [];
+  const MOVES = ['transform', 'translate', 'left', 'right', 'top', 'bottom'];
+  const record = (e) => (e.animationName || MOVES.includes(e.propertyName))
+    && window.__moved.push(`${e.type} ${e.propertyName ?? e.animationName}`);
+  const roots = [document];
+  for (let i = 0; i < roots.length; i++) {
+    roots[i].addEventListener('transitionrun', record);
+    roots[i].addEventListener('animationstart', record);
+    roots[i].querySelectorAll('*').forEach((el) => el.shadowRoot && roots.push(el.shadowRoot));
+  }
+}"""
+
+
+def test_a_click_on_a_slider_s_track_moves_nothing_for_those_who_ask_for_less_motion(
+    offline, site_url
+):
+    """A click on the d_k slider's track glides its handle there (noUiSlider's 0.3 s
+    transition); with the system's prefers-reduced-motion, the handle jumps, and nothing
+    else on the page moves either (WCAG 2.3.3)."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url)
+    wait_until_ready(page)
+    track = slider(page, "d_k").locator(".noUi-target")
+    for motion, at, moves in (("no-preference", 0.9, True), ("reduce", 0.1, False)):
+        page.emulate_media(reduced_motion=motion)
+        page.evaluate(RECORD_MOVEMENT_JS)
+        before = page.evaluate("new URLSearchParams(location.search).get('d_k')")
+        box = track.bounding_box()
+        page.mouse.click(box["x"] + at * box["width"], box["y"] + box["height"] / 2)
+        page.wait_for_function(
+            f"() => new URLSearchParams(location.search).get('d_k') !== {json.dumps(before)}"
+        )
+        moved = page.evaluate("window.__moved")
+        assert bool(moved) == moves, (motion, moved)
+    assert console.errors == []
+    page.close()
 
 
 def test_a_link_to_a_question_opens_its_step_with_its_view_in_sight(offline, site_url):
@@ -1262,7 +1336,7 @@ def test_the_page_s_words_need_no_script_and_give_way_to_the_drawn_page(offline,
     page = still.new_page()
     page.goto(site_url + "?d_k=256&scaling=none")
     expect(page.locator("#lab-first-text h1")).to_have_text(TITLE)
-    expect(page.locator("#lab-first-text h3")).to_have_text(intro)
+    expect(page.locator("#lab-first-text h2")).to_have_text(intro)
     expect(page.locator("#lab-first-text noscript, #lab-first-text p").last).to_contain_text(
         "needs JavaScript"
     )
@@ -1274,8 +1348,8 @@ def test_the_page_s_words_need_no_script_and_give_way_to_the_drawn_page(offline,
     page.goto(site_url + "?d_k=256&scaling=none")
     wait_for_source(page, SECTION_SOURCES[FIRST_SECTION], "(d) => d.left.length > 0")
     expect(page.locator("#lab-first-text")).to_have_count(0)
-    expect(page.locator("h1")).to_have_count(1)
-    expect(page.locator("h3", has_text=intro)).to_have_count(1)
+    expect(page.locator("h1 >> visible=true")).to_have_count(1)
+    expect(page.locator("h2", has_text=intro)).to_have_count(1)
     wait_until_ready(page)
     assert console.errors == []
 
@@ -1530,8 +1604,8 @@ def test_a_phone_lays_the_page_out_at_its_own_width(offline, site_url, output_di
     assert small == []
 
     # Every slider's handle is a 44 px target; its track takes a tap 15 px off its line.
-    handles = page.locator(".noUi-handle")
-    assert handles.count() == len(SLIDER_TITLES)
+    handles = page.locator(".noUi-handle >> visible=true")
+    assert handles.count() == len(SLIDER_TITLES) - 1  # all but alpha's (the power rule's)
     for box in (handles.nth(i).bounding_box() for i in range(handles.count())):
         assert box["width"] >= 44 and box["height"] >= 44, box
     track = slider(page, "d_k").locator(".noUi-target")
