@@ -1643,7 +1643,7 @@ def test_a_phone_lays_the_page_out_at_its_own_width(offline, site_url, output_di
 
 def test_everyone_can_use_it_from_the_keyboard_and_a_screen_reader(offline, site_url):
     page = offline.new_page()
-    page.goto(site_url + "?d_k=256")
+    page.goto(site_url + "?d_k=256&scaling=power")  # the power rule: alpha's slider too
     wait_until_ready(page)
     d_k = page.get_by_role("slider", name="d_k (key dimension)")
     assert d_k.get_attribute("aria-valuetext") == "256"  # the value, not its exponent
