@@ -1452,6 +1452,61 @@ def test_a_course_page_embeds_the_views_a_teacher_picked(offline, site_url, tmp_
     assert console.errors == []
 
 
+# Three embeds of a course page: each link, and the views it shows.
+COURSE_EMBEDS = {
+    "?d_k=512&views=spread%2Cheatmap": ["spread", "heatmap"],
+    "?scaling=none&views=max_weight%2Centropy": ["max_weight", "entropy"],
+    "?seed=3&views=training_sweep": ["training_sweep"],
+}
+# Whether the browser counts the frame's page on the screen (an IntersectionObserver's
+# first report; a frame off the screen still gets it, and draws nothing).
+IN_VIEW_JS = """() => new Promise((answer) => new IntersectionObserver(
+  ([entry], observer) => { observer.disconnect(); answer(entry.isIntersecting); })
+  .observe(document.documentElement))"""
+READY_JS = f"() => ['ready', 'busy'].includes({STATUS})"
+
+
+def test_a_course_page_s_three_embeds_go_live_and_say_so_on_or_off_the_screen(
+    offline, site_url, tmp_path
+):
+    """Three embeds on a course page of another origin (the embed code's lazy frames,
+    three scenarios), the second below the fold and the third far below: each goes live,
+    and its status bar says ready as soon as its Python is, drawn or not. (Off the
+    screen the browser draws no frame; the status waited for one, said "loading" and
+    then "Still loading after 90 s" of a page that was live.) Scrolled to, each shows
+    its views."""
+    gaps = [0, 200, 3000]  # px of the lesson before each embed
+    snippet = "".join(
+        f'<p style="height: {gap}px">The lesson goes on.</p>\n<iframe src="{site_url}{link}"'
+        ' title="Attention Scaling Lab" width="100%" height="1200" style="border:0"'
+        ' loading="lazy"></iframe>\n'
+        for gap, link in zip(gaps, COURSE_EMBEDS, strict=True)
+    )
+    fixture = (Path(__file__).parent / "fixtures" / "course_page.html").read_text()
+    (tmp_path / "index.html").write_text(fixture.replace("{{ SNIPPET }}", snippet))
+    with http_server(tmp_path) as course_url:  # another port: another origin
+        page = offline.new_page()
+        console = Console(page)
+        page.goto(course_url)
+        frames = [f.content_frame() for f in page.locator("iframe").element_handles()]
+        for frame in frames[:2]:
+            frame.wait_for_url(re.compile(re.escape(site_url) + r"\?"))
+            # Polled by time: a frame off the screen runs no animation frames.
+            frame.wait_for_function(READY_JS, timeout=BOOT_TIMEOUT, polling=100)
+        assert [frame.evaluate(IN_VIEW_JS) for frame in frames[:2]] == [True, False]
+        assert frames[2].url in ("", "about:blank")  # far below: not loaded yet
+        for frame, views in zip(frames, COURSE_EMBEDS.values(), strict=True):
+            page.locator("iframe").nth(frames.index(frame)).scroll_into_view_if_needed()
+            wait_until_ready(frame)
+            assert frame.evaluate(IN_VIEW_JS)
+            expect(frame.locator("#lab-status")).not_to_contain_text("Still loading")
+            frame.wait_for_function(
+                f"() => ({SHOWN_VIEWS_JS})().join() === "
+                f"{json.dumps(','.join(f'view:{v}' for v in views))}"
+            )
+    assert console.errors == []
+
+
 # Per figure: how many VSpan glyphs draw the source named "models".
 MODEL_LINES_JS = f"""() => Object.fromEntries(({MODELS_JS})('Figure')
   .filter({ON_SCREEN_JS}).map((f) => [f.name,
