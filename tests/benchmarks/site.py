@@ -68,7 +68,8 @@ within 1.2x the rendering floor in the Spread and Saturation sections; a drag at
 
 Run: python tests/benchmarks/site.py [--before DIR] [--engines chromium,firefox,webkit]
 (builds the site if stale). ``--wire [--wire-runs N]`` measures over throttled links
-instead: a home link and a slow 4G link (tests/benchmarks/wire.py).
+instead: a home link and a slow 4G link (tests/benchmarks/wire.py); ``--embeds`` a
+course page with one embed and with three (tests/benchmarks/embeds.py).
 """
 
 import argparse
@@ -83,6 +84,7 @@ from playwright.sync_api import sync_playwright
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import embeds
 import wire
 from browser import (
     AHEAD_READY_JS,
@@ -229,8 +231,8 @@ def renderers() -> set[int]:
     return pids
 
 
-def peak_mb(pids) -> float:
-    """The highest resident set (VmHWM) of any process in ``pids``, in MB."""
+def peaks_mb(pids) -> list[float]:
+    """The highest resident set (VmHWM) of each process in ``pids`` still running, in MB."""
     peaks = []
     for pid in pids:
         try:
@@ -239,7 +241,12 @@ def peak_mb(pids) -> float:
             continue
         kb = next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM"))
         peaks.append(int(kb) / 1e3)
-    return max(peaks, default=float("nan"))
+    return peaks
+
+
+def peak_mb(pids) -> float:
+    """The highest resident set (VmHWM) of any process in ``pids``, in MB."""
+    return max(peaks_mb(pids), default=float("nan"))
 
 
 def painted_after(page, action_js, changed_js) -> float:
@@ -622,6 +629,11 @@ def main(argv=None):
         help="measure over throttled links instead (tests/benchmarks/wire.py)",
     )
     parser.add_argument("--wire-runs", type=int, default=wire.WIRE_RUNS, help="cold loads each")
+    parser.add_argument(
+        "--embeds",
+        action="store_true",
+        help="measure a course page with one embed and three instead (tests/benchmarks/embeds.py)",
+    )
     args = parser.parse_args(argv)
     engines = [name for name in args.engines.split(",") if name]
     if build.is_stale(build.SITE):
@@ -632,6 +644,12 @@ def main(argv=None):
             args_js = (OFFLINE_ARGS, LINK, PLOTS_JS, MOVED_JS)
             measured = wire.measure(p, build.SITE, floor_dir, handler, args_js, args.wire_runs)
         wire.report(measured)
+        return
+    if args.embeds:
+        with http_server(build.SITE, handler()) as url, sync_playwright() as p:
+            browser = launch(p, OFFLINE_ARGS)
+            embeds.report(embeds.measure(browser, url, renderers, peaks_mb))
+            browser.close()
         return
     variants = {  # name -> (site folder, handler, sections to time moves in)
         "site": (build.SITE, handler(), MOVE_SECTIONS),
@@ -700,6 +718,9 @@ def report(runs, served):
         "{:14.1f}",
     )
     row("peak memory (MB, renderer)", [median(n, "memory") for n in names])
+    # The floor of one page's memory: the page alone beside a bare Pyodide with numpy.
+    floors = median("page alone", "memory") + median("floor", "memory")
+    row("  / (page alone + floor)", [median(n, "memory") / floors for n in names], "{:14.2f}")
     print("Python started from:", {n: runs[n][0].get("boot") for n in names if n != "floor"})
     for name in names:
         first = runs[name][0]

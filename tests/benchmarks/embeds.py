@@ -1,0 +1,88 @@
+"""A course page with the site's embeds, in headless Chromium, offline (issue 38).
+
+The course page (tests/fixtures/course_page.html, served from another port: another
+origin) holds one embed, then three (the embed code's lazy frames, three scenarios,
+one below the other). Each load, in a fresh context, scrolls to each embed in turn
+and waits until its status bar says ready (polled by time: a frame off the screen
+runs no animation frames). Reported: when the last embed was ready (from the start
+of navigation) and the peak memory of the browser's renderers, summed over the
+renderer processes the load started (VmHWM from /proc: each embed's worker runs in
+its renderer).
+
+Run: python tests/benchmarks/site.py --embeds
+"""
+
+import re
+import statistics
+import tempfile
+from pathlib import Path
+
+EMBED_RUNS = 3
+EMBED_LINKS = [
+    "?d_k=512&views=spread%2Cheatmap",
+    "?scaling=none&views=max_weight%2Centropy",
+    "?seed=3&views=training_sweep",
+]
+COURSE_PAGE = Path(__file__).parent.parent / "fixtures" / "course_page.html"
+READY_JS = "() => ['ready', 'busy'].includes(document.getElementById('lab-status')?.dataset.state)"
+
+
+def course_page(folder: Path, site_url: str, embeds: int):
+    """The course page with the first ``embeds`` of EMBED_LINKS, in ``folder``."""
+    snippet = "".join(
+        f'<p style="height: 600px">The lesson goes on.</p>\n<iframe src="{site_url}{link}"'
+        ' title="Attention Scaling Lab" width="100%" height="1200" style="border:0"'
+        ' loading="lazy"></iframe>\n'
+        for link in EMBED_LINKS[:embeds]
+    )
+    (folder / "index.html").write_text(COURSE_PAGE.read_text().replace("{{ SNIPPET }}", snippet))
+
+
+def load_course(browser, course_url: str, site_url: str, embeds: int, renderers, peaks) -> dict:
+    """One cold load of the course page: each embed scrolled to and ready."""
+    before = renderers()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(course_url)
+    for index in range(embeds):
+        iframe = page.locator("iframe").nth(index)
+        iframe.scroll_into_view_if_needed()
+        frame = iframe.element_handle().content_frame()
+        frame.wait_for_url(re.compile(re.escape(site_url) + r"\?"))
+        frame.wait_for_function(READY_JS, polling=100, timeout=300_000)
+    result = {
+        "ready": page.evaluate("performance.now()"),
+        "memory": sum(peaks(renderers() - before)),
+    }
+    context.close()
+    return result
+
+
+def measure(browser, site_url: str, renderers, peaks) -> dict:
+    """EMBED_RUNS cold loads of the course page with one embed and with three, alternating."""
+    from browser import http_server
+
+    runs = {1: [], 3: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(EMBED_RUNS):
+            for embeds in runs:
+                course_page(Path(tmp), site_url, embeds)
+                with http_server(Path(tmp)) as course_url:
+                    runs[embeds].append(
+                        load_course(browser, course_url, site_url, embeds, renderers, peaks)
+                    )
+    return runs
+
+
+def report(runs: dict):
+    median = {
+        n: {k: statistics.median(r[k] for r in runs[n]) for k in ("ready", "memory")} for n in runs
+    }
+    print(f"\nA course page with the site's embeds (Chromium; medians of {EMBED_RUNS} cold loads)")
+    print(f"{'':<44}{'one embed':>12}{'three':>12}{'ratio':>8}")
+    for label, key, fmt in (
+        ("last embed ready, each scrolled to (ms)", "ready", "{:12.0f}"),
+        ("renderers' peak memory, summed (MB)", "memory", "{:12.0f}"),
+    ):
+        one, three = median[1][key], median[3][key]
+        print(f"{label:<44}" + fmt.format(one) + fmt.format(three) + f"{three / one:8.2f}")
