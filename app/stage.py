@@ -185,6 +185,9 @@ class Stage:
         # hardly depends on its width, so the embed code's height fits (EMBED_HEIGHT).
         self.grid.styles = _grid(10_000 if embed or s.lecture else 420)
         self.section_intro.object = section_intro_markdown(s.section)
+        # On a phone its title is left to screen readers, when its button says it.
+        quiet = [] if s.lecture else [QUIET_CSS]
+        self.section_intro.stylesheets = [TEXT_CSS, GLOSSARY_CSS, *quiet]
         self.section_intro.visible = not embed
         self.section_pick.visible = not (embed or s.lecture)
         following = self._following_section()

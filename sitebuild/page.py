@@ -165,8 +165,10 @@ def add_main_landmark(site: Path):
     and every part of the page is in a landmark (WCAG 1.3.1, axe's ``region``)."""
     html_path = site / "index.html"
     page = html_path.read_text()
-    body = re.search(r"<body[^>]*>", page).group(0)
-    page = replace_once(page, body, body + "\n<main>", "Panel's page")
+    body = re.search(r"<body[^>]*>", page)
+    if body is None:
+        raise BuildError("Panel's page has no <body> tag as build.py expects")
+    page = replace_once(page, body.group(0), body.group(0) + "\n<main>", "Panel's page")
     html_path.write_text(replace_once(page, "</body>", "</main>\n</body>", "Panel's page"))
 
 

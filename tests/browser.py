@@ -107,6 +107,28 @@ def http_server(folder: Path, handler=SimpleHTTPRequestHandler, port: int = 0):
 
 # The hash of its content that the build puts in the name of each large file of the
 # site (sitebuild.offline.hashed_name).
+COURSE_PAGE = Path(__file__).parent / "fixtures" / "course_page.html"
+# Ready: the status bar says so (busy: ready, and computing a change).
+STATUS_READY_JS = (
+    "() => ['ready', 'busy'].includes(document.getElementById('lab-status')?.dataset.state)"
+)
+
+
+def write_course_page(folder: Path, site_url: str, links, gaps) -> Path:
+    """A course page (``tests/fixtures/course_page.html``) in ``folder`` that embeds the
+    site at ``site_url`` once per link: lazy frames as the embed code writes them, each
+    after ``gaps[i]`` px of the lesson. Returns its ``index.html``."""
+    snippet = "".join(
+        f'<p style="height: {gap}px">The lesson goes on.</p>\n<iframe src="{site_url}{link}"'
+        ' title="Attention Scaling Lab" width="100%" height="1200"'
+        ' style="border:0; max-width:100%" loading="lazy"></iframe>\n'
+        for gap, link in zip(gaps, links, strict=True)
+    )
+    index = folder / "index.html"
+    index.write_text(COURSE_PAGE.read_text().replace("{{ SNIPPET }}", snippet))
+    return index
+
+
 CONTENT_HASH = re.compile(r"\.[0-9a-f]{16}(?=\.)")
 
 

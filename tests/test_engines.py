@@ -270,6 +270,10 @@ def test_questions_lecture_mode_the_keyboard_and_an_embed_follow_the_sections(en
     engine.wait_for(shown_views_are(SECTIONS["spread"]), timeout=30)
     assert accessibility_violations(engine) == []
 
+    engine.goto(site_url + "?section=stability")  # a table, not figures
+    wait_until_ready(engine)
+    assert accessibility_violations(engine) == []
+
     engine.goto(site_url + "?views=spread,heatmap&d_k=512")
     wait_until_ready(engine)
     engine.wait_for(shown_views_are(["spread", "heatmap"]), timeout=30)

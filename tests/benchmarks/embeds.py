@@ -17,25 +17,15 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from browser import STATUS_READY_JS, http_server, write_course_page
+
 EMBED_RUNS = 3
 EMBED_LINKS = [
     "?d_k=512&views=spread%2Cheatmap",
     "?scaling=none&views=max_weight%2Centropy",
     "?seed=3&views=training_sweep",
 ]
-COURSE_PAGE = Path(__file__).parent.parent / "fixtures" / "course_page.html"
-READY_JS = "() => ['ready', 'busy'].includes(document.getElementById('lab-status')?.dataset.state)"
-
-
-def course_page(folder: Path, site_url: str, embeds: int):
-    """The course page with the first ``embeds`` of EMBED_LINKS, in ``folder``."""
-    snippet = "".join(
-        f'<p style="height: 600px">The lesson goes on.</p>\n<iframe src="{site_url}{link}"'
-        ' title="Attention Scaling Lab" width="100%" height="1200" style="border:0"'
-        ' loading="lazy"></iframe>\n'
-        for link in EMBED_LINKS[:embeds]
-    )
-    (folder / "index.html").write_text(COURSE_PAGE.read_text().replace("{{ SNIPPET }}", snippet))
+GAP = 600  # px of the lesson before each embed
 
 
 def load_course(browser, course_url: str, site_url: str, embeds: int, renderers, peaks) -> dict:
@@ -49,7 +39,7 @@ def load_course(browser, course_url: str, site_url: str, embeds: int, renderers,
         iframe.scroll_into_view_if_needed()
         frame = iframe.element_handle().content_frame()
         frame.wait_for_url(re.compile(re.escape(site_url) + r"\?"))
-        frame.wait_for_function(READY_JS, polling=100, timeout=300_000)
+        frame.wait_for_function(STATUS_READY_JS, polling=100, timeout=300_000)
     result = {
         "ready": page.evaluate("performance.now()"),
         "memory": sum(peaks(renderers() - before)),
@@ -60,13 +50,11 @@ def load_course(browser, course_url: str, site_url: str, embeds: int, renderers,
 
 def measure(browser, site_url: str, renderers, peaks) -> dict:
     """EMBED_RUNS cold loads of the course page with one embed and with three, alternating."""
-    from browser import http_server
-
     runs = {1: [], 3: []}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(EMBED_RUNS):
             for embeds in runs:
-                course_page(Path(tmp), site_url, embeds)
+                write_course_page(Path(tmp), site_url, EMBED_LINKS[:embeds], [GAP] * embeds)
                 with http_server(Path(tmp)) as course_url:
                     runs[embeds].append(
                         load_course(browser, course_url, site_url, embeds, renderers, peaks)

@@ -718,9 +718,14 @@ def report(runs, served):
         "{:14.1f}",
     )
     row("peak memory (MB, renderer)", [median(n, "memory") for n in names])
-    # The floor of one page's memory: the page alone beside a bare Pyodide with numpy.
-    floors = median("page alone", "memory") + median("floor", "memory")
-    row("  / (page alone + floor)", [median(n, "memory") / floors for n in names], "{:14.2f}")
+    # One page's memory against the page alone plus a bare Pyodide with numpy: each a
+    # whole renderer, so the sum counts a renderer's own memory twice.
+    page_plus_pyodide = median("page alone", "memory") + median("floor", "memory")
+    row(
+        "  / (page alone + floor)",
+        [median(n, "memory") / page_plus_pyodide for n in names],
+        "{:14.2f}",
+    )
     print("Python started from:", {n: runs[n][0].get("boot") for n in names if n != "floor"})
     for name in names:
         first = runs[name][0]
