@@ -1083,6 +1083,22 @@ def test_a_click_on_a_slider_s_track_moves_nothing_for_those_who_ask_for_less_mo
     page.close()
 
 
+def test_two_quick_presses_on_a_slider_s_track_both_count(offline, site_url):
+    """Two clicks on the d_k slider's track, one right after the other: the second
+    counts (noUiSlider ignored a press for 300 ms after a tap on its track or after
+    Python's answer set its value, so a quick second press was lost)."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url)
+    wait_until_ready(page)
+    box = slider(page, "d_k").locator(".noUi-target").bounding_box()
+    for at in (0.9, 0.1):  # d_k = 2 ** 9, then 2 ** 1
+        page.mouse.click(box["x"] + at * box["width"], box["y"] + box["height"] / 2)
+    page.wait_for_function("() => new URLSearchParams(location.search).get('d_k') === '2'")
+    assert console.errors == []
+    page.close()
+
+
 def test_a_link_to_a_question_opens_its_step_with_its_view_in_sight(offline, site_url):
     """?question=skip-scaling&step=2: that step's scenario, its view scrolled into sight,
     the prediction prompt first; a step past the last shows the last."""
@@ -1465,9 +1481,11 @@ COURSE_EMBEDS = {
 IN_VIEW_JS = """() => new Promise((answer) => new IntersectionObserver(
   ([entry], observer) => { observer.disconnect(); answer(entry.isIntersecting); })
   .observe(document.documentElement))"""
-# The embed layout's title, for screen readers: [its height, its text].
+# The titles laid out (the embed layout's, for screen readers): the size of the pane
+# that clips each, and its text.
 EMBED_TITLE_JS = f"""() => {DEEP_JS}('h1').filter((h) => h.getClientRects().length)
-  .map((h) => [h.getBoundingClientRect().height, h.textContent])"""
+  .map((h) => {{ const box = h.getRootNode().host.getBoundingClientRect();
+    return [box.width, box.height, h.textContent]; }})"""
 
 
 def test_a_course_page_s_three_embeds_go_live_and_say_so_on_or_off_the_screen(
@@ -1501,7 +1519,7 @@ def test_a_course_page_s_three_embeds_go_live_and_say_so_on_or_off_the_screen(
                 f"() => ({SHOWN_VIEWS_JS})().join() === "
                 f"{json.dumps(','.join(f'view:{v}' for v in views))}"
             )
-            assert frame.evaluate(EMBED_TITLE_JS) == [[1, TITLE]]  # 1 px, clipped
+            assert frame.evaluate(EMBED_TITLE_JS) == [[1, 1, TITLE]]  # 1 px, clipped
     assert console.errors == []
 
 

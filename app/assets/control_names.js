@@ -1,6 +1,7 @@
-// What Bokeh's and Panel's controls leave out for a screen reader and the keyboard.
-// Slider handles get an accessible name (the slider's title) and their value as
-// text (2 ** exponent for d_k and n), and a spinner's arrow buttons a name. A
+// What Bokeh's and Panel's controls leave out for a screen reader, the keyboard and a
+// quick hand. Slider handles get an accessible name (the slider's title) and their
+// value as text (2 ** exponent for d_k and n), and a spinner's arrow buttons a name.
+// No press on a slider's track is lost (keepEveryPress). A
 // download button answers on its whole face and to Enter and Space: Panel's
 // listens on the link around its label only, so a press on the button's padding,
 // or from the keyboard (which clicks the focused button), downloaded nothing.
@@ -22,6 +23,17 @@ function nameSlider(model, view) {
   model.connect(model.change, update);
   update();
 }
+// noUiSlider ignores a press on a slider for 300 ms after a tap on its track, or after
+// its value is set (from Python's answer): its "tap" state, in which the handle glides.
+// A second tap soon after the first, or a tap just after an answer, was lost. The tap
+// state now ends at the next press instead (a listener that runs before noUiSlider's):
+// the handle still glides, and every press counts.
+function keepEveryPress(view) {
+  const target = view._noUiSlider.target;
+  for (const type of ['pointerdown', 'mousedown', 'touchstart']) {
+    target.addEventListener(type, () => target.classList.remove('noUi-state-tap'), {capture: true});
+  }
+}
 function nameSpinner(model, view) {
   view.btn_up_el.setAttribute('aria-label', `increase ${model.title}`);
   view.btn_down_el.setAttribute('aria-label', `decrease ${model.title}`);
@@ -36,7 +48,11 @@ function wholeDownloadButton(model, view) {
     }
   });
 }
-const NAMERS = {Slider: nameSlider, Spinner: nameSpinner, FileDownload: wholeDownloadButton};
+const NAMERS = {
+  Slider: (model, view) => { nameSlider(model, view); keepEveryPress(view); },
+  Spinner: nameSpinner,
+  FileDownload: wholeDownloadButton,
+};
 function install(doc) {
   let missing = 0;
   for (const model of doc.all_models) {
