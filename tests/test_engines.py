@@ -111,7 +111,8 @@ def open_section_js(name: str) -> str:
     title, label = section_title(name), section_label(name)
     figures = len(SECTIONS[name])
     return f"""(() => {{
-      const heading = {DEEP_JS}('h2').some((h) => h.textContent === {json.dumps(title)});
+      const heading = {DEEP_JS}('h2').some(  // (Panel's Markdown ends an h2 with a ¶ link)
+        (h) => h.textContent.replace('¶', '').trim() === {json.dumps(title)});
       if (heading) return {DEEP_JS}('.bk-Figure').length === {figures};
       {DEEP_JS}('button').find((b) => b.textContent.trim() === {json.dumps(label)})?.click();
       return false;
