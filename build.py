@@ -72,6 +72,8 @@ BUILD_TEMPLATES = (
     page.THEORY_HTML,
     wheels.PRECOMPILE_JS,
     panel_patches.WORKER_ERRORS_JS,
+    panel_patches.SHARED_WORKER_JS,
+    panel_patches.LAB_WORKER_JS,
     snapshot.SNAPSHOT_JS,
     snapshot.MAKE_SNAPSHOT_JS,
     snapshot.WORKER_SNAPSHOT_JS,
@@ -115,8 +117,10 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
         snapshot.compress_runtime(work / "pyodide")
         page.compress_page_scripts(work)
     page.add_theory(work)
+    names = {} if cdn else offline.name_by_content(work)
+    panel_patches.name_shared_worker(work)  # once the worker holds the names of its files
     if not cdn:
-        offline.add_service_worker(work, offline.name_by_content(work))
+        offline.add_service_worker(work, names)
     shutil.rmtree(final, ignore_errors=True)
     work.rename(final)
     total = sum(p.stat().st_size for p in final.rglob("*") if p.is_file())

@@ -165,6 +165,13 @@ class DocumentLink:
         else:
             callback(link)
 
+    def close(self) -> None:
+        """Unlink: the page has gone, and nothing more is sent to it."""
+        self.doc.remove_on_change(self._collect)
+        _LINKS.pop(self.doc, None)
+        self._pending, self._on_applied = [], []
+        self._send = self._send_ahead = lambda *_: None
+
     def on_applied(self, callback: Callable[[], bool]) -> None:
         """Call ``callback()`` after each patch from the page, once its answer is sent; it
         returns whether what was sent ahead still holds (else it is forgotten)."""

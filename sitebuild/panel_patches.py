@@ -2,6 +2,7 @@
 status bar: how the page and the worker exchange the document's changes, and when
 the worker starts."""
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -12,6 +13,13 @@ STATUS_HTML = STATIC / "status.html"  # the status bar, inserted before </body>
 # instead of failing) or an error in an async step would otherwise leave the page
 # loading forever; report either as a status, which the page shows as failed.
 WORKER_ERRORS_JS = STATIC / "worker_errors.js"
+# Prepended before them: the worker as a SharedWorker, one Python for a course page's
+# embeds; the page makes its worker with LAB_WORKER_JS's labWorker.
+SHARED_WORKER_JS = STATIC / "shared_worker.js"
+LAB_WORKER_JS = STATIC / "lab_worker.js"
+PANEL_WORKER = '      const pyodideWorker = new Worker("./main.js");\n'
+PAGE_WORKER = '      const pyodideWorker = labWorker("./main.js");\n'
+LAB_BUILD = "LAB_BUILD"  # in LAB_WORKER_JS: the build, which names its shared worker
 AHEAD_JS = STATIC / "ahead.js"  # the page's side of the changes sent ahead
 NEXT_CHANGE_JS = STATIC / "next_change.js"  # a drag's next change posted with the answer
 
@@ -23,7 +31,7 @@ PANEL_LINK = (
 )
 BATCHED_LINK = (
     "    from app.worker import link_document\n\n"
-    "    link_document(state.curdoc, sendPatch, setter='js')"
+    "    link_document(state.curdoc, sendPatch, setter='js', post=globals().get('postToPage'))"
 )
 # The page's first two messages, "rendered" (link the document) and its URL, run at
 # once as its changes do (PAGE_APPLY): the worker handles all three in the order the
@@ -163,12 +171,14 @@ def add_status(site: Path):
     body = replace_once(body, PANEL_APPLY, PAGE_APPLY, "Panel's worker")
     body = replace_once(body, PANEL_RENDERED, PAGE_RENDERED, "Panel's worker")
     body = replace_once(body, PANEL_LOCATION, PAGE_LOCATION, "Panel's worker")
-    worker.write_text(WORKER_ERRORS_JS.read_text() + START_GATE + body + "\n});\n")
+    prelude = SHARED_WORKER_JS.read_text() + WORKER_ERRORS_JS.read_text()
+    worker.write_text(prelude + START_GATE + body + "\n});\n")
     from app.scenario import DEFAULTS
 
     status = STATUS_HTML.read_text().replace("PRERENDERED_SCENARIO", json.dumps(DEFAULTS))
     html_path = site / "index.html"
     page = replace_once(html_path.read_text(), PANEL_QUEUE, PAGE_QUEUE, "Panel's page")
+    page = replace_once(page, PANEL_WORKER, LAB_WORKER_JS.read_text() + PAGE_WORKER, "Panel's page")
     scripts = AHEAD_JS.read_text() + NEXT_CHANGE_JS.read_text()
     page = replace_once(page, PANEL_PATCHING, PANEL_PATCHING + scripts, "Panel's page")
     page = replace_once(page, PANEL_POST, PAGE_POST, "Panel's page")
@@ -176,3 +186,12 @@ def add_status(site: Path):
     page = replace_once(page, PANEL_ANSWER, PAGE_ANSWER, "Panel's page")
     page = replace_once(page, PANEL_MESSAGE, PAGE_MESSAGE, "Panel's page")
     html_path.write_text(page.replace("</body>", status + "</body>"))
+
+
+def name_shared_worker(site: Path):
+    """Name the shared worker of ``site``'s embeds after the build (a hash of the
+    worker's code, which holds the names of the snapshot's files): the embeds of a
+    build share one Python, and never one of another build."""
+    digest = hashlib.sha256((site / "main.js").read_bytes()).hexdigest()[:16]
+    html_path = site / "index.html"
+    html_path.write_text(replace_once(html_path.read_text(), LAB_BUILD, json.dumps(digest), "the page"))

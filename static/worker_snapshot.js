@@ -327,15 +327,19 @@ runtimeDownloads.set('pyodide.asm.wasm', chosenWasm.then(async (download) => {
 }));
 
 // What the snapshot froze and a visitor expects fresh: the random generators'
-// state ("New draw" would give every visitor the same seed). Clocks and the
+// state ("New draw" would give every visitor the same seed), and the flag that says
+// the snapshot is being made (app.environment.SNAPSHOT_ENV: a document built for a
+// second page would do the snapshot's work, 20 s of training). Clocks and the
 // time zone are read from JS at each call, so they are live. (The hash seed
 // stays fixed: hash randomisation guards servers from crafted keys, and this
-// interpreter serves one page.)
+// interpreter serves one page, or a course page's embeds.)
 const RESEED = `
+import os
 import random
 import numpy
 random.seed()
 numpy.random.seed()
+os.environ.pop("ATTENTION_LAB_SNAPSHOT", None)
 `;
 
 async function restoreSnapshot() {

@@ -1,0 +1,138 @@
+// One Python for the embeds of a course page. An embed (a page in a frame) runs this
+// worker as a SharedWorker (static/lab_worker.js), so the embeds of the site on one
+// page share it: one download, one restore, one wasm heap. Python holds a document
+// for each page, as `panel serve` holds one per session (app/worker.py): the page
+// that started Python gets the document the worker started with; each page that comes
+// after gets a new one, built at its own address.
+//
+// The rest of the worker is written for one page (`self.postMessage`, `self.onmessage`,
+// the message listeners). Here each page is a port, and the worker handles one page's
+// message at a time: while it does, that page is `current`, its document is Python's
+// current one, and what the worker posts goes to it. What it posts meanwhile (the
+// statuses of the start) goes to every page, but for the started document, which goes
+// to the page that started Python. A page says 'bye' as it goes; then its document
+// goes too, and when no page is left the browser ends the worker.
+// The build puts this at the top of the worker (sitebuild/panel_patches.py).
+if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorkerGlobalScope) {
+  (() => {
+    const pages = new Set();  // {port, number, location, hasDocument}
+    let pageCount = 0;
+    let current = null;  // the page whose message the worker handles
+    let starter = null;  // the page whose 'start' started Python
+    let started = false;  // Python has sent the starter its document
+    const STARTER_WAIT_MS = 10000;  // the most the other pages wait for the starter
+    const listeners = [];  // the worker's 'message' listeners
+    let onmessage = null;  // and its onmessage handler
+
+    self.postMessage = (message, transfer = []) => {
+      if (current) {
+        current.port.postMessage(message, transfer);
+      } else if (message?.type === 'render') {
+        starter.port.postMessage(message, transfer);
+        pythonStarted();
+      } else {
+        for (const page of pages) page.port.postMessage(message);
+      }
+    };
+    Object.defineProperty(self, 'onmessage', {get: () => onmessage, set: (h) => { onmessage = h; }});
+    const addListener = self.addEventListener.bind(self);
+    const removeListener = self.removeEventListener.bind(self);
+    self.addEventListener = (type, listener, ...rest) => {
+      if (type === 'message') listeners.push(listener);
+      else addListener(type, listener, ...rest);
+    };
+    self.removeEventListener = (type, listener, ...rest) => {
+      if (type !== 'message') return removeListener(type, listener, ...rest);
+      const at = listeners.indexOf(listener);
+      if (at >= 0) listeners.splice(at, 1);
+    };
+
+    const python = (code) => self.pyodide.runPython(`from app import worker\n${code}`);
+
+    // Handle `page`'s message with its document as Python's current one.
+    function asPage(page, handle) {
+      current = page;
+      try {
+        if (page.hasDocument) {
+          python(`worker.use_document(${page.number})`);
+          self.pyodide.globals.set('sendPatch', page.sendPatch);
+          self.pyodide.globals.set('postToPage', page.post);
+        }
+        handle();
+      } catch (error) {
+        console.error(error);
+        page.port.postMessage({type: 'status', msg: `Error: ${String(error).split('\n')[0]}`});
+      } finally {
+        current = null;
+      }
+    }
+
+    // The starter's document is Python's current one as it is sent: it is the
+    // starter's. Every page that asked meanwhile gets its own once the starter is
+    // live (its page has drawn the document and sent its address, which Python has
+    // applied), or has gone: first come, first live (building a document takes
+    // Python 0.5 to 1 s).
+    function pythonStarted() {
+      started = true;
+      python(`worker.adopt_document(${starter.number})`);
+      starter.hasDocument = true;
+      if (!pages.has(starter)) python(`worker.close_document(${starter.number})`);
+      if (!pages.has(starter)) starterLive();
+      setTimeout(starterLive, STARTER_WAIT_MS);  // a page that never says where it is
+    }
+
+    function starterLive() {
+      if (starter.live) return;
+      starter.live = true;
+      setTimeout(() => {
+        for (const page of pages) {
+          if (page.location !== undefined && !page.hasDocument) sendNewDocument(page);
+        }
+      });
+    }
+
+    function sendNewDocument(page) {
+      asPage(page, () => {
+        self.pyodide.globals.set('pageLocation', page.location);
+        const [docs_json, render_items, root_ids] =
+          python(`worker.new_document(${page.number}, pageLocation)`).toJs();
+        page.hasDocument = true;
+        self.postMessage({type: 'render', docs_json, render_items, root_ids});
+      });
+    }
+
+    function receive(page, event) {
+      const type = event.data?.type;
+      if (type === 'bye') {
+        pages.delete(page);
+        if (page.hasDocument) python(`worker.close_document(${page.number})`);
+        if (page === starter && started) starterLive();
+        return;
+      }
+      if (type === 'start' && starter === null) {
+        starter = page;
+      } else if (type === 'start') {
+        page.location = event.data.location ?? null;
+        if (starter.live) sendNewDocument(page);
+        return;
+      }
+      if (page !== starter && !page.hasDocument) return;  // nothing of its own yet
+      asPage(page, () => {
+        for (const listener of [...listeners]) listener(event);
+        onmessage?.(event);
+      });
+      if (page === starter && type === 'location') starterLive();
+    }
+
+    self.onconnect = (event) => {
+      const port = event.ports[0];
+      const page = {port, number: pageCount++, location: undefined, hasDocument: false};
+      // What Python sends the page: its document's changes (app.worker.link_document's
+      // dispatch) and the changes sent ahead (its post).
+      page.sendPatch = (patch, buffers) => port.postMessage({type: 'patch', patch, buffers});
+      page.post = (message) => port.postMessage(message);
+      pages.add(page);
+      page.port.onmessage = (message) => receive(page, message);
+    };
+  })();
+}
