@@ -194,4 +194,5 @@ def name_shared_worker(site: Path):
     build share one Python, and never one of another build."""
     digest = hashlib.sha256((site / "main.js").read_bytes()).hexdigest()[:16]
     html_path = site / "index.html"
-    html_path.write_text(replace_once(html_path.read_text(), LAB_BUILD, json.dumps(digest), "the page"))
+    page = replace_once(html_path.read_text(), LAB_BUILD, json.dumps(digest), "the page")
+    html_path.write_text(page)
