@@ -102,9 +102,12 @@ def new_document(page: int, location: str | None) -> tuple[str, str, str]:
     from app.page import TITLE, AttentionLab  # the app, once a second page asks
 
     doc = Document()
-    doc._session_context = lambda: MockSessionContext(document=doc)
     _documents[page] = doc
     use_document(page)
+    # Its location is made before its session context, as the snapshot's was: from the
+    # context, Panel would read its request, importing bokeh.server (a file more).
+    _ = state.location
+    doc._session_context = lambda: MockSessionContext(document=doc)
     AttentionLab().servable(title=TITLE)
     if location is not None:
         _apply_location(location)

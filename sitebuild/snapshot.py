@@ -68,9 +68,12 @@ SNAPSHOT_BOOT = """\
   if (self.pyodide) {
     self.pyodide.globals.set("sendPatch", sendPatch);
     postSnapshotDocument(self.pyodide);
-    if (pageLocation) {
-      self.onmessage({data: {type: 'location', location: pageLocation}});
-      appliedLocation = pageLocation;
+    // (the page that gets it: the one that asked, or another on the screen, which
+    // static/shared_worker.js says)
+    const startLocation = self.startingPage?.location ?? pageLocation;
+    if (startLocation) {
+      self.onmessage({data: {type: 'location', location: startLocation}});
+      appliedLocation = startLocation;
     }
     return;
   }

@@ -15,25 +15,41 @@
 // The build puts this at the top of the worker (sitebuild/panel_patches.py).
 if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorkerGlobalScope) {
   (() => {
-    const pages = new Set();  // {port, number, location, hasDocument}
+    const pages = new Set();  // {port, number, location, inView, hasDocument, ...}
     let pageCount = 0;
     let current = null;  // the page whose message the worker handles
-    let starter = null;  // the page whose 'start' started Python
+    let starter = null;  // the page that gets the document Python starts with
     let started = false;  // Python has sent the starter its document
     const STARTER_WAIT_MS = 10000;  // the most the other pages wait for the starter
+    // What the worker said to every page as Python started ('Restoring the saved Python
+    // session', or why it could not): said again to each page that comes later.
+    const startStatuses = [];
     const listeners = [];  // the worker's 'message' listeners
     let onmessage = null;  // and its onmessage handler
 
     self.postMessage = (message, transfer = []) => {
-      if (current) {
+      if (!started && message?.type === 'status') {
+        startStatuses.push(message);
+        for (const page of pages) page.port.postMessage(message);
+      } else if (current) {
         current.port.postMessage(message, transfer);
       } else if (message?.type === 'render') {
+        starter = chooseStarter();
+        self.startingPage = starter;
         starter.port.postMessage(message, transfer);
         pythonStarted();
       } else {
         for (const page of pages) page.port.postMessage(message);
       }
     };
+
+    // The page that gets the document Python started with: the one that asked first,
+    // unless it is off the screen and another that has asked is on it.
+    function chooseStarter() {
+      if (starter.inView && pages.has(starter)) return starter;
+      const asked = [...pages].filter((page) => page.location !== undefined);
+      return asked.find((page) => page.inView) ?? (pages.has(starter) ? starter : asked[0] ?? starter);
+    }
     Object.defineProperty(self, 'onmessage', {get: () => onmessage, set: (h) => { onmessage = h; }});
     const addListener = self.addEventListener.bind(self);
     const removeListener = self.removeEventListener.bind(self);
@@ -109,10 +125,14 @@ if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorke
         if (page === starter && started) starterLive();
         return;
       }
-      if (type === 'start' && starter === null) {
-        starter = page;
-      } else if (type === 'start') {
+      if (type === 'start') {
         page.location = event.data.location ?? null;
+        page.inView = event.data.inView ?? true;
+      }
+      if (type === 'start' && starter === null) {
+        starter = page;  // Python starts
+      } else if (type === 'start') {
+        for (const message of startStatuses) page.port.postMessage(message);
         if (starter.live) sendNewDocument(page);
         return;
       }

@@ -21,7 +21,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from answers import Expected, disagreements, read_page
-from browser import READ_SOURCES_JS, http_server
+from browser import READ_SOURCES_JS, http_server, write_course_page
 from engines import (
     D_K_HANDLE_JS,
     DEEP_JS,
@@ -34,6 +34,7 @@ from engines import (
 )
 from observer import ObservedSite
 from test_site import (
+    COURSE_EMBEDS,
     DEFAULT,
     EXPORTED,
     MODELS_JS,
@@ -313,6 +314,27 @@ def saved(engine, name: str) -> bytes:
     """The bytes of the file the page saved as ``name`` (once read back)."""
     found = f"window.__saved.find((s) => s.name === {json.dumps(name)} && s.data !== null)"
     return base64.b64decode(engine.wait_for(f"{found}?.data", timeout=60))
+
+
+def test_a_course_page_s_embeds_share_one_python_and_go_live(engine, site_url, tmp_path):
+    """A course page of another origin with three embeds (lazy frames, three
+    scenarios, one below the other): each, scrolled to, goes live on one Python that
+    the three share (a SharedWorker, which every engine here has), and tells the course
+    page so. (The harness reaches no frame of another origin in Firefox or WebKit: the
+    course page hears what each embed says of itself.)"""
+    write_course_page(tmp_path, site_url, COURSE_EMBEDS, gaps=[0, 200, 12_000])
+    told = "embedStates().map((s) => s && [s.state, s.python, s.href.split('?')[1]])"
+    with http_server(tmp_path) as course_url:  # another port: another origin
+        engine.goto(course_url)
+        for index in range(len(COURSE_EMBEDS)):
+            engine.evaluate(f"document.querySelectorAll('iframe')[{index}].scrollIntoView()")
+            settled = f"((s) => s !== null && s[0] !== 'loading')(({told})[{index}])"
+            engine.wait_for(settled, timeout=BOOT_TIMEOUT)
+        states = engine.evaluate(told)
+    assert [s[:2] for s in states] == [["ready", "shared"]] * 3
+    for (_, _, query), link in zip(states, COURSE_EMBEDS, strict=True):
+        assert set(link[1:].split("&")) <= set(query.split("&"))  # the link's scenario
+    assert engine.errors() == []
 
 
 def test_the_data_and_every_figure_can_be_taken_away(engine, site_url):

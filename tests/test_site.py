@@ -1496,7 +1496,12 @@ def test_a_course_page_s_three_embeds_go_live_and_say_so_on_or_off_the_screen(
     each goes live, and its status bar says ready as soon as its Python is, drawn or
     not. (Off the screen the browser draws no frame; the status waited for one, said
     "loading" and then "Still loading after 90 s" of a page that was live.) Scrolled
-    to, each shows its views, under a title only screen readers read."""
+    to, each shows its views, under a title only screen readers read.
+
+    The three share one Python (a SharedWorker), each with a document of its own: a
+    move in one changes nothing in the others, and an embed that goes (here the first,
+    whose document Python started with) and comes back gets a new one, while the others
+    go on answering. Each tells the course page its state."""
     # Chromium loads a lazy frame within 1250 to 8000 px of the screen, by the network
     # it estimates: the third, 12000 px below, waits to be scrolled to.
     write_course_page(tmp_path, site_url, COURSE_EMBEDS, gaps=[0, 200, 12_000])
@@ -1520,6 +1525,26 @@ def test_a_course_page_s_three_embeds_go_live_and_say_so_on_or_off_the_screen(
                 f"{json.dumps(','.join(f'view:{v}' for v in views))}"
             )
             assert frame.evaluate(EMBED_TITLE_JS) == [[1, 1, TITLE]]  # 1 px, clipped
+        assert [f.evaluate("pyodideWorker instanceof MessagePort") for f in frames] == [True] * 3
+        told = page.evaluate("embedStates().map((s) => [s.state, s.python])")
+        assert told == [["ready", "shared"]] * 3
+
+        # A move in the first embed is its own: the others keep their scenarios.
+        slider_handle(frames[0], "d_k").press("ArrowLeft")
+        wait_for_source(frames[0], "spread:marker", "(d) => d.d_k[0] === 256")
+        frames[0].wait_for_url(re.compile(r"d_k=256&"))
+        assert [dict(parse_qsl(f.url.split("?")[1]))["d_k"] for f in frames] == ["256", "64", "64"]
+        # The first embed goes and comes back at another link: a new document of its own.
+        page.locator("iframe").nth(0).evaluate("(f) => { f.src = f.src + '&seed=5'; }")
+        frames[0].wait_for_url(re.compile(r"seed=5"))
+        wait_until_ready(frames[0])
+        assert dict(parse_qsl(frames[0].url.split("?")[1]))["d_k"] == "512"
+        wait_for_source(frames[0], "spread:marker", "(d) => d.d_k[0] === 512")
+        # and the second still answers its moves.
+        page.locator("iframe").nth(1).scroll_into_view_if_needed()
+        slider_handle(frames[1], "d_k").press("ArrowRight")
+        frames[1].wait_for_url(re.compile(r"d_k=128&"))
+        wait_until_ready(frames[1])
     assert console.errors == []
 
 
