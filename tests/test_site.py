@@ -1548,6 +1548,28 @@ def test_a_course_page_s_three_embeds_go_live_and_say_so_on_or_off_the_screen(
     assert console.errors == []
 
 
+def test_each_embed_runs_a_python_of_its_own_where_the_browser_shares_none(
+    offline, site_url, tmp_path
+):
+    """Where the browser has no SharedWorker (some phones' browsers), each embed of a
+    course page starts a worker of its own, goes live and tells the course page so."""
+    links = list(COURSE_EMBEDS)[:2]
+    write_course_page(tmp_path, site_url, links, gaps=[0, 200])
+    with http_server(tmp_path) as course_url:
+        page = offline.new_page()
+        console = Console(page)
+        page.add_init_script("delete window.SharedWorker")  # in every frame
+        page.goto(course_url)
+        frames = [f.content_frame() for f in page.locator("iframe").element_handles()]
+        for frame in frames:
+            frame.wait_for_url(re.compile(re.escape(site_url) + r"\?"))
+            frame.wait_for_function(STATUS_READY_JS, timeout=BOOT_TIMEOUT, polling=100)
+        assert [f.evaluate("pyodideWorker instanceof Worker") for f in frames] == [True, True]
+        told = page.evaluate("embedStates().map((s) => [s.state, s.python])")
+        assert told == [["ready", "own"]] * 2
+    assert console.errors == []
+
+
 # Per figure: how many VSpan glyphs draw the source named "models".
 MODEL_LINES_JS = f"""() => Object.fromEntries(({MODELS_JS})('Figure')
   .filter({ON_SCREEN_JS}).map((f) => [f.name,
