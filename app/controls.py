@@ -42,6 +42,7 @@ WRAP_CSS = asset("wrap.css")
 FOCUS_CSS = asset("focus.css")
 TARGETS_CSS = asset("targets.css")  # every widget's (the page adds it)
 TEXT_CSS = asset("text.css")
+QUIET_CSS = asset("quiet.css")  # words a phone leaves to screen readers
 
 
 class ControlNames(JSComponent):

@@ -11,13 +11,11 @@ import html
 
 import panel as pn
 
-from app.asset import asset
+from app.controls import QUIET_CSS  # its label, on a phone
 from app.panes import text_pane
 from app.questions import QUESTIONS, question
 from app.results import Results
 from app.words import to_html
-
-QUIET_CSS = asset("quiet.css")  # its label, on a phone
 
 
 class QuestionBox(pn.viewable.Viewer):

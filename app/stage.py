@@ -19,7 +19,7 @@ from bokeh.models import Model
 
 from app.asset import asset
 from app.captions import section_label, section_title
-from app.controls import FOCUS_CSS, TEXT_CSS, WRAP_CSS, Scenario
+from app.controls import FOCUS_CSS, QUIET_CSS, TEXT_CSS, WRAP_CSS, Scenario
 from app.formulas import FORMULAS, formula_html
 from app.panes import GLOSSARY_CSS, SMALL
 from app.scenario import SECTIONS, VIEWS, section_of
@@ -28,7 +28,6 @@ from app.words import explain_terms, text
 GRID_CSS = asset("grid.css")
 MATH_CSS = asset("formulas.css")
 SECTIONS_CSS = asset("sections.css")
-QUIET_CSS = asset("quiet.css")  # the section's title, on a phone
 
 
 class Stage:
