@@ -39,15 +39,39 @@ function run(code, src) {
   return Promise.resolve();
 }
 
+// An embed off the screen (a course page's lazy frame, loaded before the learner
+// scrolls to it) runs each script when the main thread is idle: the embeds of a site
+// share one, and the one on the screen goes first. (Where the browser has no
+// requestIdleCallback, or says nothing of the screen within a second: at once.)
+const offScreenEmbed = window.self === window.top ? Promise.resolve(false)
+  : new Promise((resolve) => {
+    new IntersectionObserver(([entry], observer) => {
+      observer.disconnect();
+      resolve(!entry.isIntersecting);
+    }).observe(document.documentElement);
+    setTimeout(() => resolve(false), 1000);
+  });
+const IDLE_WAIT_MS = 1000;  // the longest a script waits for the main thread to be idle
+async function turn() {
+  if (typeof requestIdleCallback === 'function' && await offScreenEmbed) {
+    await new Promise((resolve) => requestIdleCallback(resolve, {timeout: IDLE_WAIT_MS}));
+  }
+}
+
 const parsed = new Promise((resolve) => {
   if (document.readyState !== 'loading') resolve();
   else document.addEventListener('DOMContentLoaded', resolve, {once: true});
 });
 const sources = SCRIPTS.map(source);  // all downloads at once
 (async () => {
-  for (const [i, src] of SCRIPTS.entries()) await run(await sources[i], src);
+  for (const [i, src] of SCRIPTS.entries()) {
+    const code = await sources[i];
+    await turn();
+    await run(code, src);
+  }
   await parsed;
   for (const held of document.querySelectorAll('script[type="text/after-page-scripts"]')) {
+    await turn();
     const script = document.createElement('script');
     script.textContent = held.textContent;
     held.replaceWith(script);
