@@ -1957,7 +1957,10 @@ def test_the_runtime_comes_compressed_from_any_host(offline, site, host):
         page_scripts = [unhashed(p.name).removesuffix(".gz") for p in page_script_files(site)]
         assert {"bokeh.min.js", "panel.min.js", "katex.min.js"} <= set(page_scripts)
         for name in [*RUNTIME_GZ, *page_scripts]:
-            assert f"{name}.gz" in fetched and name not in fetched, (name, sorted(fetched))
+            # (the wasm comes compressed as the snapshot does: zstd where the worker measured
+            # a slow link, as a loaded machine's localhost can be; CI's did, 1 run in 3)
+            forms = {f"{name}.gz", f"{name}.zst"} if name == "pyodide.asm.wasm" else {f"{name}.gz"}
+            assert forms & fetched and name not in fetched, (name, sorted(fetched))
         assert page.locator(".katex").count() > 0
         assert console.errors == []
         page.close()
