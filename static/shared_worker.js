@@ -1,16 +1,16 @@
 // One Python for the embeds of a course page. An embed (a page in a frame) runs this
 // worker as a SharedWorker (static/lab_worker.js), so the embeds of the site on one
 // page share it: one download, one restore, one wasm heap. Python holds a document
-// for each page, as `panel serve` holds one per session (app/worker.py): the page
-// that started Python gets the document the worker started with; each page that comes
-// after gets a new one, built at its own address.
+// for each page, as `panel serve` holds one per session (app/worker.py): the page on
+// the screen (else the first to ask) gets the document the worker started with; each
+// other page gets a new one, built at its own address.
 //
 // The rest of the worker is written for one page (`self.postMessage`, `self.onmessage`,
 // the message listeners). Here each page is a port, and the worker handles one page's
 // message at a time: while it does, that page is `current`, its document is Python's
 // current one, and what the worker posts goes to it. What it posts meanwhile (the
 // statuses of the start) goes to every page, but for the started document, which goes
-// to the page that started Python. A page says 'bye' as it goes; then its document
+// to the page chosen for it. A page says 'bye' as it goes; then its document
 // goes too, and when no page is left the browser ends the worker.
 // The build puts this at the top of the worker (sitebuild/panel_patches.py).
 if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorkerGlobalScope) {
@@ -92,8 +92,10 @@ if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorke
       started = true;
       python(`worker.adopt_document(${starter.number})`);
       starter.hasDocument = true;
-      if (!pages.has(starter)) python(`worker.close_document(${starter.number})`);
-      if (!pages.has(starter)) starterLive();
+      if (!pages.has(starter)) {  // gone meanwhile
+        python(`worker.close_document(${starter.number})`);
+        starterLive();
+      }
       setTimeout(starterLive, STARTER_WAIT_MS);  // a page that never says where it is
     }
 
