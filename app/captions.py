@@ -19,13 +19,17 @@ from app.rates import (
     CURVE_D_KS,
     EDGE_D_KS,
     EDGE_RULES,
+    SETTLED_WITHIN,
+    crossover_d_k,
+    is_lazy,
+    settled_d_k,
     theory_checked,
     written,
 )
 from app.results import Results
-from app.simulation import SATURATION, SCALING_RULES
+from app.simulation import SATURATION, SCALING_RULES, rule_exponent
 from app.softmax import softmax_rows
-from app.style import RULE_NAMES, fraction, percent, rule_name
+from app.style import RULE_NAMES, fraction, percent, rounded, rule_name
 from app.training import DEFAULT_D_MODEL, DEFAULT_STEPS, PAGE_TOKENS
 from app.words import Said, content, text
 
@@ -285,28 +289,36 @@ def _rates(r: Results) -> dict:
     return {"swept": r.rates is not None, "progress": r.rates_progress, "d_model": DEFAULT_D_MODEL}
 
 
-def _exponent(r: Results, rule: str) -> Fraction:
-    """e in the rule's c = d_k^(-e) (QK-norm's 1/2 after the layer norm)."""
-    if rule == "power":
-        return Fraction(r.settings.alpha).limit_denominator(24)
-    return {"none": Fraction(0), "sqrt": Fraction(1, 2), "linear": Fraction(1)}.get(
-        rule, Fraction(1, 2)
-    )
+def settling(rule: str, settings) -> dict:
+    """Where the theory puts ``rule``'s edge settling into its far-out law, from v and T
+    alone (no measured digit chooses the words): its crossover d_k (the weights move by
+    their own size: about 60 (T/v)^2 under ÷ √d_k), the d_k from which it is within
+    SETTLED_WITHIN of that law, and whether that d_k is on the edges' axis."""
+    settled = settled_d_k(rule, settings)
+    return {
+        "crossover": rounded(crossover_d_k(rule, settings)),
+        "settled": rounded(settled),
+        "settled_within": SETTLED_WITHIN,
+        "settles_on_axis": bool(settled <= EDGE_D_KS[-1]),
+    }
 
 
 def _lr_sweep(r: Results) -> dict:
-    """The current rule's curves: how its edge moves far past d_model, by the theory's law
-    d_k^(2e - 1) (no measured digit chooses the words; the measured edges are in the
-    summary)."""
+    """The current rule's curves: how its edge moves with d_k, by the theory's laws (the
+    lazy law d_k^(2e - 1) far past its crossover for e <= 1/2, the rich law d_k^e above;
+    no measured digit chooses the words: the measured edges are in the summary)."""
     numbers = _rates(r)
     rule = r.settings.scaling
-    power = 2 * _exponent(r, rule) - 1
+    e = Fraction(rule_exponent(rule, r.settings.alpha)).limit_denominator(24)
+    lazy = is_lazy(rule, r.settings.alpha)
     numbers |= {
         "rule_has_edge": rule in EDGE_RULES,
-        "edge_settles": power == 0,
-        "edge_grows": power > 0,
-        "edge_power": fraction(float(power)),
+        "edge_settles": lazy and e == Fraction(1, 2),
+        "edge_grows": not lazy,
+        "edge_power": fraction(float(2 * e - 1 if lazy else e)),
     }
+    if lazy:
+        numbers |= settling(rule, r.settings)
     if r.rates is None:
         return numbers
     lowest = r.rates.best(rule)[0]

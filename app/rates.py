@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.descent import Start, descend, run_groups, softmax_terms
-from app.simulation import SCALING_RULES, Settings, scale_factor
+from app.simulation import SCALING_RULES, Settings, rule_exponent, scale_factor
 from app.training import DEFAULT_D_MODEL, DEFAULT_STEPS, initial_draw, nudged, to_end
 
 # The edge, as the page writes it: its definition, and the theory's law in d_k.
@@ -55,7 +55,7 @@ PLATEAU_FROM, PLATEAU_STEPS, PLATEAU = 20, 10, 1e-3
 # does not train at that d_k), none sought above LARGEST_RATE (every η up to it trains:
 # the edge is beyond, infinite here; a few tokens can take any step).
 EDGE_PRECISION = 1.03
-SMALLEST_RATE, LARGEST_RATE = 1e-3, 1e7
+SMALLEST_RATE, LARGEST_RATE = 1e-3, 1e9
 PROBES = (-1.0, -1 / 3, 1 / 3, 1.0)  # the first probes, in octaves around a guess
 # Probes run in batches of at most this many runs: a step of one (some 10 ms in a
 # browser) is how long the page's next change may wait behind them.
@@ -210,7 +210,7 @@ def edge_steps(settings, x, starts: dict, guesses: dict, steps=DEFAULT_STEPS):
     """The edge of every (rule, d_k) of ``guesses`` ({(rule, d_k): a guess of its edge})
     from ``starts`` ({d_k: Start}), in lock-step rounds of bisection: a generator
     yielding the number of probes decided so far; returns {(rule, d_k): edge} (NaN
-    where no η down to SMALLEST_RATE trains, infinite where every η up to LARGEST_RATE
+    where no η from SMALLEST_RATE to LARGEST_RATE trains, infinite where every η up to it
     does).
 
     A first round probes each guess at PROBES octaves around it; rounds then go down
@@ -261,8 +261,12 @@ def _bracket(tried: dict) -> tuple:
 def _next_probes(tried: dict) -> list:
     """The η to try next for one edge (none: it is found, or there is none)."""
     low, high = _bracket(tried)
-    if low is None:  # nothing trains yet: an octave further down, unless at the floor
-        return [] if high <= SMALLEST_RATE else [high / 2]
+    if low is None:  # nothing trains yet: an octave further down and one further up
+        # (the window of η that train can lie above a guess, as under α > 1/2), within
+        # SMALLEST_RATE and LARGEST_RATE
+        below = [high / 2] if high > SMALLEST_RATE else []
+        top = max(tried)
+        return below + ([min(top * 2, LARGEST_RATE)] if top < LARGEST_RATE else [])
     if high is None:  # everything trains: two octaves further up, unless at the ceiling
         return [] if low >= LARGEST_RATE else [min(low * 4, LARGEST_RATE)]
     if high / low <= EDGE_PRECISION:
@@ -380,9 +384,10 @@ def edge_theory(rule: str, d_ks, settings: Settings, kappa: float, sigma: float,
         η_edge = H / kappa_1 (1 + R T / (c d_k v))^-2 / (1 + (s / S0)^2) m T² / (c² d_k v)
 
     with s = c √d_k v / T the initial logit spread (none trains past COLLAPSE_SPREAD);
-    ÷ d_k (its weights move as much at every d_k)::
+    ÷ d_k and ÷ d_k^α with α above 1/2 (rich rules: their weights move as much at
+    every d_k; α = 1 is ÷ d_k)::
 
-        η_edge = K T d_k / sigma*
+        η_edge = K T d_k^α / sigma*
 
     ``kappa``, ``sigma``: ``curvature(X)`` and ``peak_gradient(X)``.
     """
@@ -390,8 +395,8 @@ def edge_theory(rule: str, d_ks, settings: Settings, kappa: float, sigma: float,
     v, t = settings.variance, settings.temperature
     if not theory_checked(settings, d_model) or rule == "qk_norm":
         return np.full(d_ks.shape, np.nan)
-    if rule == "linear":
-        return LINEAR_K * t * d_ks / sigma
+    if not is_lazy(rule, settings.alpha):  # the rich law: ÷ d_k, and α above 1/2
+        return LINEAR_K * t * d_ks ** rule_exponent(rule, settings.alpha) / sigma
     c = np.array([scale_factor(rule, d, settings.alpha) for d in d_ks])
     spread = c * np.sqrt(d_ks) * v / t
     eta = (
@@ -404,6 +409,37 @@ def edge_theory(rule: str, d_ks, settings: Settings, kappa: float, sigma: float,
         / (c**2 * d_ks * v)
     )
     return np.where(spread < COLLAPSE_SPREAD, eta, np.nan)
+
+
+# The lazy law's edge approaches its far-out law as (1 + R T / (c d_k v))^-2: the words
+# call it settled once that factor is within SETTLED_WITHIN of 1.
+SETTLED_WITHIN = 0.2
+
+
+def is_lazy(rule: str, alpha: float) -> bool:
+    """Whether the rule's edge follows the lazy law far out (e <= 1/2: its weights move
+    little, against their size, once d_k is large); else the rich law, the edge growing
+    as d_k^e (docs/theory.md)."""
+    return rule != "qk_norm" and rule_exponent(rule, alpha) <= 0.5
+
+
+def crossover_d_k(rule: str, settings: Settings) -> float:
+    """The d_k at which a lazy rule's weights move by about their own size in the steps a
+    run needs: the relative motion R T / (c d_k v) of the lazy law is 1, so with c =
+    d_k^(-e), d_k = (R T / v)^(1 / (1 - e)); ÷ √d_k: R^2 (T/v)^2, about 60 (T/v)^2. Only
+    well past it (d_k >> crossover) does the edge follow its far-out law."""
+    e = rule_exponent(rule, settings.alpha)
+    return (LAZY_R * settings.temperature / settings.variance) ** (1 / (1 - e))
+
+
+def settled_d_k(rule: str, settings: Settings) -> float:
+    """The d_k from which a lazy rule's edge is within SETTLED_WITHIN of its far-out law:
+    (1 + R T / (c d_k v))^-2 = 1 - SETTLED_WITHIN, so R T / (c d_k v) = q with q =
+    (1 - SETTLED_WITHIN)^(-1/2) - 1, and d_k = crossover_d_k / q^(1 / (1 - e)) (÷ √d_k:
+    about 72 times the crossover)."""
+    e = rule_exponent(rule, settings.alpha)
+    q = (1 - SETTLED_WITHIN) ** -0.5 - 1
+    return crossover_d_k(rule, settings) / q ** (1 / (1 - e))
 
 
 def written(edge: float) -> str:

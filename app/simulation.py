@@ -113,10 +113,14 @@ def _checked(field, value):
     return field.type(value)
 
 
+def rule_exponent(scaling: str, alpha: float = DEFAULT_ALPHA) -> float:
+    """e in a scaling rule's c = d_k^(-e) (QK-norm's 1/2, after its layer norm)."""
+    return {"none": 0.0, "sqrt": 0.5, "linear": 1.0, "qk_norm": 0.5, "power": alpha}[scaling]
+
+
 def scale_factor(scaling: str, d_k: int, alpha: float = DEFAULT_ALPHA) -> float:
     """Scale factor ``c`` of a scaling rule at dimension ``d_k`` (``alpha``: the power rule's)."""
-    exponent = {"none": 0.0, "sqrt": 0.5, "linear": 1.0, "qk_norm": 0.5, "power": alpha}[scaling]
-    return d_k**-exponent  # c = d_k^(-exponent)
+    return d_k ** -rule_exponent(scaling, alpha)  # c = d_k^(-e)
 
 
 @dataclass(frozen=True)

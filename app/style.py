@@ -90,6 +90,12 @@ def percent(share: float) -> str:
     return f"{100 * share:.2g}%"
 
 
+def rounded(x: float) -> str:
+    """``x`` to two significant digits, written out: 3.6, 58, 4,100, 6,600,000."""
+    two = float(f"{x:.2g}")
+    return f"{two:,.0f}" if two >= 10 else f"{two:g}"
+
+
 def rule_name(scaling: str, alpha: float) -> str:
     """The rule's name on the page, with alpha under the power rule."""
     name = RULE_NAMES[scaling]

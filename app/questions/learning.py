@@ -8,13 +8,13 @@ the numbers is a condition it computes."""
 import numpy as np
 
 from app import theory
+from app.captions import settling
 from app.questions import reading as read
 from app.questions.reading import LEARNS_BELOW, STALLED_ABOVE, TRAINING_D_KS
 from app.questions.steps import Question, Step, TrainingPending
-from app.rates import LEARNING_RATES
+from app.rates import LEARNING_RATES, written
 from app.simulation import SATURATION
 from app.style import fraction
-from app.training import DEFAULT_D_MODEL
 
 # 4. Why does scaling prevent unstable gradients in training?
 
@@ -199,25 +199,41 @@ QUALITY = Question(
 
 # 15. Does ÷ √d_k let one learning rate serve every d_k?
 
+# μP scales the learning rate with width: here ÷ d_k's η as η0 d_k / MUP_BASE_D_K.
+MUP_BASE_D_K = 16
+
 
 def _one_rate(r):
-    """The edges of sqrt, power and linear at the curves' d_k; whether sqrt's edge at
-    every d_k past 16 is at least its edge at 16 (then an η that trains at 16 trains at
-    every larger d_k), and whether it trains anywhere."""
+    """The edges of sqrt, power and linear at the curves' d_k; where the theory puts
+    sqrt's edge settling (from v and T alone: no measured digit chooses the words), and
+    whether it trains anywhere."""
     numbers = read.setting(r) | read.rates(r, ["sqrt", "power", "linear"])
-    edges = r.rates.edge["sqrt"]
-    at = list(r.rates.edge_d_ks)
-    past = edges[at.index(16) :]
     s = r.settings
+    return (
+        numbers
+        | {f"sqrt_{name}": value for name, value in settling("sqrt", s).items()}
+        | {
+            "v_t": s.variance / s.temperature,
+            "sqrt_trains": bool((~np.isnan(r.rates.edge["sqrt"])).any()),
+        }
+    )
+
+
+def _one_rate_mup(r):
+    """The edges of sqrt and linear at the curves' d_k, and linear's in μP's units: the
+    base η0 = η MUP_BASE_D_K / d_k whose width-scaled η is the edge."""
+    numbers = read.setting(r) | read.rates(r, ["sqrt", "linear"])
+    edges = dict(zip(r.rates.edge_d_ks, r.rates.edge["linear"], strict=True))
     return numbers | {
-        "d_model": DEFAULT_D_MODEL,
-        "v_t": s.variance / s.temperature,
-        "sqrt_trains": bool((~np.isnan(edges)).any()),
-        "sqrt_carries": bool(np.all(~np.isnan(past)) and np.all(past[1:] >= past[0])),
+        "mup_base_d_k": MUP_BASE_D_K,
+        **{f"linear_mup_{d}": written(edges[d] * MUP_BASE_D_K / d) for d in r.rates.d_ks},
     }
 
 
 ONE_RATE = Question(
     "one-learning-rate",
-    (Step({"d_k": 64, "scaling": "sqrt"}, "best_lr", _one_rate),),
+    (
+        Step({"d_k": 64, "scaling": "sqrt"}, "best_lr", _one_rate),
+        Step({"d_k": 64, "scaling": "linear"}, "best_lr", _one_rate_mup),
+    ),
 )
