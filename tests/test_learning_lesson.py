@@ -157,7 +157,7 @@ def test_defect_6_the_question_says_what_a_full_transformer_does():
     """The question's second step answers for full Transformers: no for ÷ √d_k alone
     (Tensor Programs V), yes for μP with its width-scaled rates and initialisations."""
     said = answer("one-learning-rate", 1, results_of(scaling="linear"))
-    assert said.startswith("Not across the width of a full Transformer")
+    assert said.startswith("Not across a full Transformer's width")
     assert "Tensor Programs V" in said and "μP" in said and "initialisations" in said
 
 

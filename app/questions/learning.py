@@ -150,11 +150,22 @@ def _every_rule_spread(r):
     )
 
 
+def _sqrt_settling(r):
+    """Where the theory puts ÷ √d_k's edge settling (``captions.settling``), each name
+    prefixed ``sqrt_``."""
+    return {f"sqrt_{name}": value for name, value in settling("sqrt", r.settings).items()}
+
+
 def _every_rule_training(r):
     """Final losses of sqrt, power, linear and none at TRAINING_D_KS (chaotic runs
     marked); once computed, the edges of sqrt, power and linear far past the slider."""
     rules = ["sqrt", "power", "linear", "none"]
-    return read.setting(r) | read.trained_sweep(r, rules) | read.rates(r, rules[:3], need=False)
+    return (
+        read.setting(r)
+        | read.trained_sweep(r, rules)
+        | read.rates(r, rules[:3], need=False)
+        | _sqrt_settling(r)
+    )
 
 
 WHY_SQUARE_ROOT = Question(
@@ -211,7 +222,7 @@ def _one_rate(r):
     s = r.settings
     return (
         numbers
-        | {f"sqrt_{name}": value for name, value in settling("sqrt", s).items()}
+        | _sqrt_settling(r)
         | {
             "v_t": s.variance / s.temperature,
             "sqrt_trains": bool((~np.isnan(r.rates.edge["sqrt"])).any()),
