@@ -19,6 +19,7 @@ from app.rates import (
     CURVE_D_KS,
     EDGE_D_KS,
     EDGE_RULES,
+    LEARNING_RATES,
     SETTLED_WITHIN,
     crossover_d_k,
     is_lazy,
@@ -341,7 +342,11 @@ def _collapse_d_k(r: Results) -> float:
 def _best_loss(r: Results) -> dict:
     """Every rule's lowest loss over η against d_k, as a share of its start; where the
     unscaled model stops training, by the theory's collapse of the starting spread."""
-    numbers = _rates(r) | {"collapse_spread": COLLAPSE_SPREAD}
+    numbers = _rates(r) | {
+        "collapse_spread": COLLAPSE_SPREAD,
+        "eta_low": LEARNING_RATES[0],
+        "eta_high": LEARNING_RATES[-1],
+    }
     collapse = _collapse_d_k(r)
     numbers |= {
         "none_collapses": bool(
