@@ -86,8 +86,8 @@ def fraction(x: float) -> str:
 
 
 def percent(share: float) -> str:
-    """``share`` as a percentage to two significant digits: 63%, 0.0023%."""
-    return f"{100 * share:.2g}%"
+    """``share`` as a percentage to two significant digits: 63%, 100%, 0.0023%."""
+    return f"{float(f'{100 * share:.2g}'):g}%"
 
 
 def rounded(x: float) -> str:
