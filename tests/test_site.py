@@ -1125,6 +1125,25 @@ def test_a_link_to_a_question_opens_its_step_with_its_view_in_sight(offline, sit
     assert console.errors == []
 
 
+def test_back_to_the_lab_from_the_theory_page_keeps_the_scenario_and_step(offline, site_url):
+    """The theory page's "Back to the lab" returns to the lab's link, its scenario, open
+    question and step (it went to ./, the default scenario, with no question)."""
+    page = offline.new_page()
+    console = Console(page)
+    page.goto(site_url + "?d_k=256&variance=0.5&question=one-learning-rate&step=2")
+    wait_until_ready(page)
+    page.wait_for_url("**step=2**")
+    lab = page.url
+    page.get_by_role("link", name="The theory behind the plots").click()
+    page.wait_for_url("**/theory.html")
+    page.get_by_role("link", name="Back to the lab").click()
+    page.wait_for_url(lab)
+    wait_until_ready(page)
+    assert "question=one-learning-rate" in page.url and "step=2" in page.url
+    assert "variance=0.5" in page.url
+    assert console.errors == []
+
+
 def test_one_query_up_close_shows_the_median_row_then_the_picked_one(offline, site_url):
     """The row views hold one query's logits and weights, unscaled and under the rule,
     keys sorted by the rule's logit: the median row of simulate's draw, then row 5."""
