@@ -1,7 +1,7 @@
 """The questions learners ask (``app.questions``), in a box beside the controls.
 
 A question picked from the list opens at its first step; the box shows it
-with its prediction prompt, the answer once revealed (read from what is on
+with its prediction prompt (at the first step only), the answer once revealed (read from what is on
 screen, ``show``), and Previous/Next through its steps. The page applies a
 step's scenario; the box only reads and sets the scenario's ``question`` and
 ``step``.
@@ -70,7 +70,9 @@ class QuestionBox(pn.viewable.Viewer):
         q = question(s.question)
         count = len(q.steps)
         where = f" <small>(step {s.step + 1} of {count})</small>" if count > 1 else ""
-        self.text.object = f"<p><b>{html.escape(q.text)}</b>{where}</p>{to_html(q.predict)}"
+        # The prediction is asked once, before the first step's answer.
+        predict = to_html(q.predict) if s.step == 0 else ""
+        self.text.object = f"<p><b>{html.escape(q.text)}</b>{where}</p>{predict}"
         self.answer.object = to_html(q.steps[s.step].answer(results))
         self.answer.visible = self.revealed
         self.reveal.visible = not self.revealed
