@@ -20,11 +20,12 @@ from app.style import fraction
 
 
 def _gradient_spread(r):
-    """The query gradient's median and 10th-90th percentiles, none against sqrt."""
+    """The query gradient's median and 10th-90th percentiles, none against sqrt; whether
+    the unscaled median is the larger."""
     none = r.curves["none"]["query_grad_norm"]
     sqrt = r.curves["sqrt"]["query_grad_norm"]
     peak = int(np.argmax(none))
-    return (
+    numbers = (
         read.setting(r)
         | read.curve(r, ["none", "sqrt"], ["grad", "grad_p10", "grad_p90"])
         | read.curve(r, ["none"], ["saturated"])
@@ -38,6 +39,7 @@ def _gradient_spread(r):
             "uniform_jacobian": theory.uniform_jacobian_norm(r.settings.n_keys),
         }
     )
+    return numbers | {"none_grad_larger": numbers["none_grad"] > numbers["sqrt_grad"]}
 
 
 def _learning(r):
