@@ -20,6 +20,7 @@ from app.rates import (
     EDGE_D_KS,
     EDGE_RULES,
     LEARNING_RATES,
+    MUP_BASE_D_K,
     SETTLED_WITHIN,
     crossover_d_k,
     is_lazy,
@@ -367,7 +368,10 @@ def _best_loss(r: Results) -> dict:
 
 def _best_lr(r: Results) -> dict:
     """Every rule's edge against d_k, as a table; whether the theory is drawn."""
-    numbers = _rates(r) | {"theory_shown": theory_checked(r.settings)}
+    numbers = _rates(r) | {
+        "theory_shown": theory_checked(r.settings),
+        "mup_base_d_k": MUP_BASE_D_K,
+    }
     if r.rates is None:
         return numbers
     edges = {rule: [written(e) for e in r.rates.edge[rule]] for rule in EDGE_RULES}

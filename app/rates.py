@@ -61,6 +61,9 @@ PROBES = (-1.0, -1 / 3, 1 / 3, 1.0)  # the first probes, in octaves around a gue
 # browser) is how long the page's next change may wait behind them.
 EDGE_BATCH = 40
 
+# μP scales a learning rate with width: ÷ d_k's η as η0 d_k / MUP_BASE_D_K (``mup_base``).
+MUP_BASE_D_K = 16
+
 # The theory (``edge_theory``): its constants, fitted to edges measured by bisection
 # at d_model = 16, 64 tokens, v/T from 0.5 to 2, seeds 0-4 and d_k 8 to 2^24
 # (docs/theory.md); it is drawn only where it was checked (THEORY_TOKENS, THEORY_V_T).
@@ -448,6 +451,13 @@ def written(edge: float) -> str:
     if math.isnan(edge):
         return "–"
     return f"> {LARGEST_RATE:g}" if math.isinf(edge) else f"{edge:.3g}"
+
+
+def mup_base(eta, d_k):
+    """The base rate η0 of a learning rate η scaled with d_k as μP scales it with width,
+    η = η0 d_k / MUP_BASE_D_K: under ÷ d_k the rich law's edge K T d_k / sigma* has a
+    base rate free of d_k."""
+    return np.asarray(eta) * MUP_BASE_D_K / np.asarray(d_k)
 
 
 def theory_checked(settings: Settings, d_model: int = DEFAULT_D_MODEL) -> bool:

@@ -399,6 +399,7 @@ RATE_SOURCES = (
     + ["lr_sweep:edge"]
     + [f"{view}:{rule}" for view in ("best_loss", "best_lr") for rule in SCALING_RULES]
     + [f"best_lr:theory:{rule}" for rule in SCALING_RULES]
+    + ["best_lr:mup"]
 )
 
 
@@ -428,6 +429,12 @@ def assert_swept_as_here(shown: dict, settings: Settings):
     assert np.all(sqrt < 0.01 * start["sqrt"])  # ÷ √d_k trains every d_k of the curves
     far = [e for d, e in zip(*shown["best_lr:sqrt"].values(), strict=True) if d >= 1024]
     assert max(far) / min(far) < 3  # ... at an edge that settles far out
+    # ÷ d_k's edges as μP's base rate η0 = η 16 / d_k: those points, and flat from 16 on
+    linear, mup = shown["best_lr:linear"], shown["best_lr:mup"]
+    assert list(mup["d_k"]) == list(linear["d_k"])
+    np.testing.assert_allclose(mup["y"], np.array(linear["y"]) * 16 / np.array(linear["d_k"]))
+    base = [y for d, y in zip(mup["d_k"], mup["y"], strict=True) if d >= 16]
+    assert max(base) / min(base) < 1.6, base
 
 
 def test_the_learning_rate_views_show_the_sweep_of_their_scenario(offline, site_url):

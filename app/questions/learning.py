@@ -12,7 +12,7 @@ from app.captions import settling
 from app.questions import reading as read
 from app.questions.reading import LEARNS_BELOW, STALLED_ABOVE, TRAINING_D_KS
 from app.questions.steps import Question, Step, TrainingPending
-from app.rates import LEARNING_RATES, written
+from app.rates import LEARNING_RATES, MUP_BASE_D_K, mup_base, written
 from app.simulation import SATURATION
 from app.style import fraction
 
@@ -212,9 +212,6 @@ QUALITY = Question(
 
 # 15. Does ÷ √d_k let one learning rate serve every d_k?
 
-# μP scales the learning rate with width: here ÷ d_k's η as η0 d_k / MUP_BASE_D_K.
-MUP_BASE_D_K = 16
-
 
 def _one_rate(r):
     """The edges of sqrt, power and linear at the curves' d_k; where the theory puts
@@ -236,10 +233,11 @@ def _one_rate_mup(r):
     """The edges of sqrt and linear at the curves' d_k, and linear's in μP's units: the
     base η0 = η MUP_BASE_D_K / d_k whose width-scaled η is the edge."""
     numbers = read.setting(r) | read.rates(r, ["sqrt", "linear"])
-    edges = dict(zip(r.rates.edge_d_ks, r.rates.edge["linear"], strict=True))
+    d_ks = r.rates.edge_d_ks
+    base = dict(zip(d_ks, mup_base(r.rates.edge["linear"], d_ks), strict=True))
     return numbers | {
         "mup_base_d_k": MUP_BASE_D_K,
-        **{f"linear_mup_{d}": written(edges[d] * MUP_BASE_D_K / d) for d in r.rates.d_ks},
+        **{f"linear_mup_{d}": written(base[d]) for d in r.rates.d_ks},
     }
 
 

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 from bokeh.models import CDSView, IndexFilter, Label, Range1d, Span
 
-from app.rates import CURVE_D_KS, EDGE_D_KS, LEARNING_RATES, THEORY_D_KS
+from app.rates import CURVE_D_KS, EDGE_D_KS, LEARNING_RATES, MUP_BASE_D_K, THEORY_D_KS, mup_base
 from app.sections.figures import LOG_FLOOR, SectionFigures
 from app.simulation import SCALING_RULES
 from app.style import RULE_COLORS, RULE_MARKERS
@@ -138,6 +138,8 @@ class Learning(SectionFigures):
             if key == "best_lr":
                 self._theory_lines(fig, key)
             self._rule_curves(fig, key, band=False)
+            if key == "best_lr":
+                self._mup_curve(fig)
             self._model_heads(fig)
             self._marker(fig, key)
             fig.add_layout(Span(location=DEFAULT_D_MODEL, dimension="height", line_dash="dotted"))
@@ -152,6 +154,37 @@ class Learning(SectionFigures):
                     text_font_size="9pt",
                 )
             )
+
+    def _mup_curve(self, fig):
+        """÷ d_k's edge as the base rate η0 of μP's width-scaled η = η0 d_k / MUP_BASE_D_K:
+        dash-dotted in ÷ d_k's colour, open circles, named in a legend; shown with ÷ d_k."""
+        src = self._source("best_lr:mup", d_k=[], y=[])
+        color = RULE_COLORS["linear"]
+        label = f"÷ d_k, η = η0 · d_k / {MUP_BASE_D_K} as in μP: its η0"
+        drawn = [
+            fig.line(
+                "d_k",
+                "y",
+                source=src,
+                line_color=color,
+                line_width=2,
+                line_dash="dotdash",
+                legend_label=label,
+            ),
+            fig.scatter(
+                "d_k",
+                "y",
+                source=src,
+                marker="circle",
+                size=7,
+                fill_color="white",
+                line_color=color,
+                legend_label=label,
+            ),
+        ]
+        fig.legend.location = "top_left"
+        fig.legend.background_fill_alpha = 0.7
+        self.rule_renderers["linear"].extend(drawn)
 
     def show_training(self, results):
         """The runs at the current d_k (kept until they are computed), the current rule's
@@ -239,6 +272,12 @@ class Learning(SectionFigures):
                 "d_k": THEORY_D_KS[drawn],
                 "y": theory[drawn],
             }
+        linear = rates.edge["linear"]
+        found = np.isfinite(linear)
+        self.sources["best_lr:mup"].data = {
+            "d_k": rates.edge_d_ks[found],
+            "y": mup_base(linear[found], rates.edge_d_ks[found]),
+        }
         self._show_rate_markers(rates, s, lowest, edge)
 
     def _show_rate_markers(self, rates, s, lowest, edge):
