@@ -514,6 +514,16 @@ def test_the_temperature_and_the_scale_are_one_knob():
             np.testing.assert_allclose(other.weights, e.snap.weights, rtol=1e-12)
 
 
+def test_the_temperature_question_does_not_set_its_answer_before_it_is_revealed():
+    """The first step (its prediction asked before the answer) keeps T at 1 on the slider:
+    the temperature it asks for, 4 for the unscaled model at d_k = 16, was set there
+    (issue 48, point 8)."""
+    first = question("softmax-interaction").steps[0]
+    _, e = numbers_of("softmax-interaction", 0)
+    assert first.scenario["temperature"] == 1.0
+    assert first.numbers(e)["t_none"] == 4.0 != first.scenario["temperature"]
+
+
 def test_lower_temperature_sharpens_every_row():
     _, e = numbers_of("adjust", 0)
     cold = rows(e.settings, "sqrt", e.settings.d_k)["max_weight"]

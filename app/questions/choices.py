@@ -87,8 +87,10 @@ def _one_knob(r):
 INTERACTION = Question(
     "softmax-interaction",
     (
-        Step({"d_k": 16, "scaling": "none", "temperature": 4.0}, "heatmap", _one_knob, "answer"),
+        # ÷ √d_k at T = 1 first: the temperature asked for is not on the slider before
+        # the answer is revealed.
         Step({"d_k": 16, "scaling": "sqrt", "temperature": 1.0}, "heatmap", _one_knob, "answer"),
+        Step({"d_k": 16, "scaling": "none", "temperature": 4.0}, "heatmap", _one_knob, "answer"),
     ),
 )
 
