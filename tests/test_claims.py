@@ -237,6 +237,7 @@ INDEPENDENT = {
         len(_smooth_pairs(h)) == 4
         and all(_loss(h, "none", d) < _loss(h, "sqrt", d) for d in _smooth_pairs(h))
     ),
+    "row_is_median": lambda h: h.r.row is None,
     "none_grad_larger": lambda h: h.median("none", "grad") > h.median("sqrt", "grad"),
     "linear_learns": lambda h: h.kept("linear", h.d_k) < 0.1,
     "linear_barely_moves": lambda h: h.kept("linear", h.d_k) > 0.9,

@@ -107,6 +107,7 @@ def _query_row(r):
         | read.on_screen(r, ["spread", "max_weight", "entropy", "saturated"])
         | {
             "row": row + 1,
+            "row_is_median": r.row is None,
             "row_std": float(z.std()),
             "row_gap": gap,
             "row_decades": gap / math.log(10),
