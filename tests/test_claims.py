@@ -136,9 +136,11 @@ class Here:
         return float(metric(self.s, rule, name, d_k or self.d_k))
 
     def shown_row(self) -> int:
-        """The row up close: the pick, or the lower median of the rows' largest weights."""
-        if self.r.row is not None:
-            return self.r.row
+        """The row up close: the pick, or the median row."""
+        return self.median_row() if self.r.row is None else self.r.row
+
+    def median_row(self) -> int:
+        """The lower median of the rows' largest weights, from the draw computed here."""
         weights = rows(self.s, self.s.scaling, self.d_k)["weights"].max(axis=1)
         return int(np.argsort(weights, kind="stable")[(len(weights) - 1) // 2])
 
@@ -237,7 +239,7 @@ INDEPENDENT = {
         len(_smooth_pairs(h)) == 4
         and all(_loss(h, "none", d) < _loss(h, "sqrt", d) for d in _smooth_pairs(h))
     ),
-    "row_is_median": lambda h: h.r.row is None,
+    "row_is_median": lambda h: h.shown_row() == h.median_row(),
     "none_grad_larger": lambda h: h.median("none", "grad") > h.median("sqrt", "grad"),
     "linear_learns": lambda h: h.kept("linear", h.d_k) < 0.1,
     "linear_barely_moves": lambda h: h.kept("linear", h.d_k) > 0.9,

@@ -11,7 +11,7 @@ import numpy as np
 
 from app.questions import reading as read
 from app.questions.steps import Question, Step
-from app.simulation import SATURATION
+from app.simulation import SATURATION, median_row
 from app.style import MODEL_HEADS
 
 # 1. What is the purpose of scaling the dot product in self-attention?
@@ -107,7 +107,7 @@ def _query_row(r):
         | read.on_screen(r, ["spread", "max_weight", "entropy", "saturated"])
         | {
             "row": row + 1,
-            "row_is_median": r.row is None,
+            "row_is_median": row == median_row(r.snap),
             "row_std": float(z.std()),
             "row_gap": gap,
             "row_decades": gap / math.log(10),
