@@ -18,9 +18,18 @@ import pytest
 
 from app.captions import caption
 from app.questions import QUESTIONS
-from app.rates import EDGE_D_KS, THEORY_D_KS, drawn_rows, edge_steps, learning_rates
+from app.rates import (
+    CURVE_D_KS,
+    EDGE_D_KS,
+    LEARNING_RATES,
+    THEORY_D_KS,
+    drawn_rows,
+    edge_steps,
+    learning_rates,
+)
 from app.results import Results
 from app.scenario import D_K_OPTIONS
+from app.sections.learning import edge_marks
 from app.simulation import Settings, simulate
 from app.sweep import sweep
 from app.training import PAGE_TOKENS, to_end
@@ -186,3 +195,27 @@ def test_defect_5_the_rich_law_draws_the_power_rule_above_one_half(seed):
     ratio = rates.edge["power"] / drawn
     assert np.all((ratio > 1 / 3) & (ratio < 3)), ratio
     assert 1 / 1.6 < np.median(ratio) < 1.6, ratio
+
+
+# 7. The ◆ was drawn at (the edge's η, the grid's lowest loss), a point on no curve.
+
+
+def test_defect_7_each_edge_mark_lies_on_its_curve_or_is_not_drawn():
+    """The loss-against-η view's ◆ sits on its curve at the edge's η (between the losses
+    of the grid's η on either side); an edge off the grid (÷ d_k's from d_k = 256 on)
+    gets none."""
+    rates = rates_of(0)
+    for rule in ("sqrt", "linear"):
+        edge = rates.edge[rule]
+        marks = edge_marks(rates, rule, edge)
+        on_grid = [
+            (i, edge[at(d)])
+            for i, d in enumerate(CURVE_D_KS)
+            if LEARNING_RATES[0] <= edge[at(d)] <= LEARNING_RATES[-1]
+        ]
+        assert marks["eta"] == [e for _, e in on_grid]
+        for (i, eta), y in zip(on_grid, marks["y"], strict=True):
+            j = np.searchsorted(rates.learning_rates, eta)
+            around = rates.loss[rule][i][j - 1 : j + 1]
+            assert around.min() <= y <= around.max(), (rule, eta, y, around)
+    assert len(edge_marks(rates, "linear", rates.edge["linear"])["eta"]) == 1  # d_k = 16

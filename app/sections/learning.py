@@ -248,13 +248,8 @@ class Learning(SectionFigures):
             line.glyph.line_color = color
         lowest = rates.best(rule)[0]
         edge = rates.edge.get(rule, np.full(len(EDGE_D_KS), np.nan))
-        at = [EDGE_D_KS.index(d_k) for d_k in CURVE_D_KS]
-        marked = np.isfinite(edge[at])  # the curves with an edge (not QK-norm's)
-        self.sources["lr_sweep:edge"].data = {
-            "eta": edge[at][marked],
-            "y": np.maximum(lowest[marked], LOG_FLOOR),
-            "color": [color] * int(marked.sum()),
-        }
+        marks = edge_marks(rates, rule, edge)
+        self.sources["lr_sweep:edge"].data = marks | {"color": [color] * len(marks["eta"])}
         for each in SCALING_RULES:
             self.sources[f"best_loss:{each}"].data = {
                 "d_k": rates.d_ks,
@@ -295,6 +290,20 @@ class Learning(SectionFigures):
                 "y": [y] * shown,
                 "color": [color] * shown,
             }
+
+
+def edge_marks(rates, rule: str, edge: np.ndarray) -> dict:
+    """Where the ◆ of each curve's edge sits: on the curve (its loss interpolated in log η
+    and log loss) at the edge's η; none for a curve whose edge lies off the grid of η."""
+    etas = np.log(rates.learning_rates)
+    marks = {"eta": [], "y": []}
+    for i, d_k in enumerate(CURVE_D_KS):
+        at = float(edge[EDGE_D_KS.index(d_k)])
+        if np.isfinite(at) and etas[0] <= np.log(at) <= etas[-1]:
+            loss = np.log(np.maximum(rates.loss[rule][i], LOG_FLOOR))
+            marks["eta"].append(at)
+            marks["y"].append(float(np.exp(np.interp(np.log(at), etas, loss))))
+    return marks
 
 
 def training_title(key: str, complete: bool) -> str:
