@@ -31,7 +31,7 @@ from app.rates import (
 from app.results import Results
 from app.simulation import SATURATION, SCALING_RULES, rule_exponent
 from app.softmax import softmax_rows
-from app.style import RULE_NAMES, fraction, percent, rounded, rule_name
+from app.style import fraction, percent, rounded, rule_name
 from app.training import DEFAULT_D_MODEL, DEFAULT_STEPS, PAGE_TOKENS
 from app.words import Said, content, text
 
@@ -104,9 +104,8 @@ def _at_1024(r: Results, column: str, percent: bool = False) -> str:
     shown = []
     for rule in SCALING_RULES:
         value = float(r.curves[rule][column][-1])
-        shown.append(
-            f"{RULE_NAMES[rule]} {value:.0%}" if percent else f"{RULE_NAMES[rule]} {value:.3g}"
-        )
+        name = rule_name(rule, r.settings.alpha)  # ÷ d_k^α (α = 1/3): with its α
+        shown.append(f"{name} {value:.0%}" if percent else f"{name} {value:.3g}")
     return ", ".join(shown)
 
 
