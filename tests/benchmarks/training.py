@@ -3,7 +3,9 @@
 (a) ``train``: the five rules, 200 steps, d_k = 1024, n = 64, d_model = 16;
 (b) ``training_sweep``: the same for d_k = 1, 2, 4, ..., 1024;
 (c) ``rates.learning_rates``: the learning-rate views' runs (every rule at 13
-    learning rates at 4 d_k, and the edge of stability searched at 8 d_k).
+    learning rates at 4 d_k, and the edge of stability searched at 8 d_k), the time
+    to "swept", at RATE_SCENARIOS: the defaults, a small v (edges still rising), nothing
+    training (v/T = 40) and the power rule at α = 3/2 (its windows above the guess).
 The floor is the naive forward pass per step at the same sizes: Q = X W_Q,
 K = X W_K, Q K^T and a softmax, for each rule (and each d_k), with no backward
 pass at all (app.descent's Gram form, for d_k >= 2 d_model, needs less).
@@ -15,9 +17,13 @@ Aims (reported, not asserted): (a) under 30 ms in CPython and 150 ms in the
 browser; (b) under 300 ms and 1.5 s; (c) under 10 s in the browser (issue 20).
 
 Run: python tests/benchmarks/training.py   (builds the site first if it is stale)
+     python tests/benchmarks/training.py --before DIR   (also a checkout of another
+     commit, its site built: both timed in one run, CPython in a process each)
 """
 
+import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -64,28 +70,42 @@ def ms(fn):
     return statistics.median(times)
 
 
-start = time.perf_counter()  # once: it takes seconds
-learning_rates(settings)
-rates = 1e3 * (time.perf_counter() - start)
+RATE_SCENARIOS = {
+    "defaults": {},
+    "v = 0.1": {"variance": 0.1},
+    "v = 4, T = 0.1": {"variance": 4.0, "temperature": 0.1},
+    "α = 3/2": {"scaling": "power", "alpha": 1.5},
+}
+
+
+def rates_ms(changes):
+    start = time.perf_counter()  # once: it takes seconds
+    learning_rates(Settings(**{"d_k": 1024, "variance": 1.0, "scaling": "sqrt", **changes}))
+    return 1e3 * (time.perf_counter() - start)
+
 
 json.dumps({
     "train": ms(lambda: train(settings)),
     "train floor": ms(lambda: floor([1024])),
     "sweep": ms(lambda: training_sweep(settings, D_KS)),
     "sweep floor": ms(lambda: floor(D_KS)),
-    "rates": rates,
+    **{f"rates, {name}": rates_ms(changes) for name, changes in RATE_SCENARIOS.items()},
 })
 """
 
 
-def cpython() -> dict:
-    scope = {"REPEATS": REPEATS}
-    exec(TIMING.rsplit("\n\n", 1)[0], scope)  # everything but the final expression
-    return json.loads(eval(TIMING.rsplit("\n\n", 1)[1], scope))
+def cpython(repo: Path) -> dict:
+    """TIMING in a CPython process of its own, importing the app of ``repo``."""
+    body, last = TIMING.rsplit("\n\n", 1)
+    code = f"REPEATS = {REPEATS}\n{body}\nprint({last})"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def browser() -> dict:
-    with http_server(build.SITE, SiteHandler) as url, sync_playwright() as p:
+def browser(site: Path) -> dict:
+    with http_server(site, SiteHandler) as url, sync_playwright() as p:
         chromium = launch(p, OFFLINE_ARGS)
         page = chromium.new_page()
         page.goto(url)
@@ -99,23 +119,30 @@ def browser() -> dict:
     return json.loads(result)
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", type=Path, help="a checkout of another commit, site built")
+    args = parser.parse_args(argv)
     if build.is_stale(build.SITE):
         build.build()
-    results = {"CPython": cpython(), "browser (Pyodide)": browser()}
+    repos = {"": build.REPO} | ({"before ": args.before.resolve()} if args.before else {})
+    results = {}
+    for name, repo in repos.items():
+        results[f"{name}CPython"] = cpython(repo)
+        results[f"{name}browser"] = browser(repo / build.SITE.relative_to(build.REPO))
     print(
         f"Medians of {REPEATS} runs, ms ({len(SCALING_RULES)} rules, 200 steps, n = 64, "
-        "d_model = 16)"
+        "d_model = 16); (c) once each"
     )
-    print(f"{'':<34}{'CPython':>12}{'browser':>12}")
-    for key, label in [
+    print(f"{'':<34}" + "".join(f"{name:>18}" for name in results))
+    rows = [
         ("train", "(a) train, d_k = 1024"),
         ("train floor", "    floor: forward passes only"),
         ("sweep", "(b) sweep, d_k = 1 .. 1024"),
         ("sweep floor", "    floor: forward passes only"),
-        ("rates", "(c) learning-rate views, once"),
-    ]:
-        print(f"{label:<34}" + "".join(f"{r[key]:>12.3f}" for r in results.values()))
+    ] + [(key, f"(c) learning {key}") for key in results["CPython"] if key.startswith("rates")]
+    for key, label in rows:
+        print(f"{label:<34}" + "".join(f"{r[key]:>18.1f}" for r in results.values()))
 
 
 if __name__ == "__main__":
