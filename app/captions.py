@@ -315,7 +315,7 @@ def _lr_sweep(r: Results) -> dict:
     numbers |= {
         "rule_has_edge": rule in EDGE_RULES,
         "edge_settles": lazy and e == Fraction(1, 2),
-        "edge_grows": not lazy,
+        "edge_grows": rule in EDGE_RULES and not lazy,
         "edge_power": fraction(float(2 * e - 1 if lazy else e)),
     }
     if lazy:

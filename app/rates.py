@@ -216,12 +216,13 @@ def edge_steps(settings, x, starts: dict, guesses: dict, steps=DEFAULT_STEPS):
     where no η from SMALLEST_RATE to LARGEST_RATE trains, infinite where every η up to it
     does).
 
-    A first round probes each guess at PROBES octaves around it; rounds then go down
-    (or up) by whole octaves until a trained η lies below an untrained one, and halve
-    that bracket (in log η) until it is within EDGE_PRECISION. The edge is the
-    geometric middle of the bracket below the first untrained η above the smallest
-    trained one (the runs near the edge are chaotic: which η train there is not
-    always an interval).
+    A first round probes each guess at PROBES octaves around it; while nothing trains,
+    rounds go an octave further down and one further up (a window above the guess is
+    found too); while everything trains, two octaves up; once a trained η lies below an
+    untrained one, rounds halve that bracket (in log η) until it is within
+    EDGE_PRECISION. The edge is the geometric middle of the bracket below the first
+    untrained η above the smallest trained one (the runs near the edge are chaotic:
+    which η train there is not always an interval).
     """
     tried = {target: {} for target in guesses}  # η -> whether it trains
     pending = {target: [g * 2**o for o in PROBES] for target, g in guesses.items()}
@@ -446,7 +447,7 @@ def settled_d_k(rule: str, settings: Settings) -> float:
 
 
 def written(edge: float) -> str:
-    """An edge as the page's tables write it: 3 digits, – where no η trains, "> 1e+07"
+    """An edge as the page's tables write it: 3 digits, – where no η trains, "> 1e+09"
     where every η up to LARGEST_RATE does."""
     if math.isnan(edge):
         return "–"
