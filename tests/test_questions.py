@@ -321,6 +321,17 @@ def expected(name: str, e: Results):
         "none_collapse_d_k": lambda: (COLLAPSE_SPREAD * t / v) ** 2,  # s = sqrt(d_k) v / T
         "collapse_spread": lambda: COLLAPSE_SPREAD,
         "v_t": lambda: v / t,
+        # where ÷ √d_k's edge settles (docs/theory.md): R = 7.59, to within 20%
+        "sqrt_crossover": lambda: two_digits((7.59 * t / v) ** 2),
+        "sqrt_settled": lambda: two_digits((7.59 * t / ((0.8**-0.5 - 1) * v)) ** 2),
+        "sqrt_settled_within": lambda: 0.2,
+        "mup_base_d_k": lambda: 16,
+        **{
+            f"linear_mup_{at}": lambda at=at: rates.written(
+                e.rates.edge["linear"][list(e.rates.edge_d_ks).index(at)] * 16 / at
+            )
+            for at in (16, 256, 4096, 65536)
+        },
         "d_model": lambda: 16,
         "row": lambda: row + 1,
         "row_std": lambda: mine["logits"][row].std(),
@@ -358,6 +369,12 @@ def expected(name: str, e: Results):
         # a naive softmax overflows once sum_j exp(z_j) does (float64 holds it below z = 709)
         lazy[f"overflow_{f}"] = lambda x=largest_finite: np.mean(naive_sums() > x)
     return lazy[name]()
+
+
+def two_digits(x: float) -> str:
+    """``x`` to two significant digits, written out as the page writes a d_k: 58, 4,100."""
+    rounded = float(f"{x:.2g}")
+    return f"{rounded:,.0f}" if rounded >= 10 else f"{rounded:g}"
 
 
 def check_numbers(step, e: Results):

@@ -131,12 +131,12 @@ def test_the_bisection_brackets_the_first_failure_above_the_smallest_success():
     assert rates._bracket({1.0: True, 2.0: False, 4.0: True, 8.0: False}) == (1.0, 2.0)
     assert rates._bracket({1.0: False, 2.0: False}) == (None, 1.0)
     assert rates._bracket({1.0: True, 2.0: True}) == (2.0, None)
-    assert rates._next_probes({1.0: False}) == [0.5]  # down an octave
+    assert rates._next_probes({1.0: False}) == [0.5, 2.0]  # down an octave, and up one
     assert rates._next_probes({1.0: True}) == [4.0]  # up two
     assert rates._next_probes({1.0: True, 1.02: False}) == []  # within EDGE_PRECISION
     assert rates._next_probes({1.0: True, 2.0: False}) == [pytest.approx(2**0.5)]
-    assert rates._next_probes({rates.SMALLEST_RATE: False}) == []  # no edge
-    assert math.isnan(rates._edge({rates.SMALLEST_RATE: False}))
+    assert rates._next_probes({rates.SMALLEST_RATE: False, rates.LARGEST_RATE: False}) == []
+    assert math.isnan(rates._edge({rates.SMALLEST_RATE: False}))  # no edge
 
 
 @pytest.mark.parametrize("seed", SEEDS)
