@@ -28,10 +28,12 @@ from app.descent import Start, descend, run_groups, softmax_terms
 from app.simulation import SCALING_RULES, Settings, rule_exponent, scale_factor
 from app.training import DEFAULT_D_MODEL, DEFAULT_STEPS, initial_draw, nudged, to_end
 
-# The edge, as the page writes it: its definition, and the theory's law in d_k.
+# The edge, as the page writes it: its definition, and the theory's laws in d_k (lazy, rich).
 EDGE_TEX = (
     r"\eta_{\mathrm{edge}} = \max\{\eta : L_{200} < 0.01\,L_0\},\qquad "
     r"\eta_{\mathrm{edge}} \approx h\,\frac{d_{\mathrm{model}}\,T^2}{c^2\,d_k\,v}"
+    r"\ (\alpha \le \tfrac12),\qquad "
+    r"\eta_{\mathrm{edge}} \approx k\,\frac{T\,d_k^{\alpha}}{\sigma^*}\ (\alpha > \tfrac12)"
 )
 LEARNING_RATES = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0)
 CURVE_D_KS = (16, 256, 4096, 65536)

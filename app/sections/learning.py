@@ -160,7 +160,7 @@ class Learning(SectionFigures):
         dash-dotted in ÷ d_k's colour, open circles, named in a legend; shown with ÷ d_k."""
         src = self._source("best_lr:mup", d_k=[], y=[])
         color = RULE_COLORS["linear"]
-        label = f"÷ d_k, η = η0 · d_k / {MUP_BASE_D_K} as in μP: its η0"
+        label = f"÷ d_k, μP's η0 = {MUP_BASE_D_K} η / d_k"
         drawn = [
             fig.line(
                 "d_k",
