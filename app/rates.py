@@ -211,7 +211,7 @@ def trained_steps(settings, x, starts, rules, etas, steps=DEFAULT_STEPS):
     return trained
 
 
-def edge_steps(settings, x, starts: dict, guesses: dict, steps=DEFAULT_STEPS):
+def edge_steps(settings, x, starts: dict, guesses: dict, steps=DEFAULT_STEPS, collapsed=()):
     """The edge of every (rule, d_k) of ``guesses`` ({(rule, d_k): a guess of its edge})
     from ``starts`` ({d_k: Start}), in lock-step rounds of bisection: a generator
     yielding the number of probes decided so far; returns {(rule, d_k): edge} (NaN
@@ -220,7 +220,9 @@ def edge_steps(settings, x, starts: dict, guesses: dict, steps=DEFAULT_STEPS):
 
     A first round probes each guess at PROBES octaves around it; while nothing trains,
     rounds go an octave further down and one further up (a window above the guess is
-    found too); while everything trains, two octaves up; once a trained η lies below an
+    found too), but for the targets ``collapsed`` (their starting logits spread past
+    COLLAPSE_SPREAD: no η above trains them, rates_steps), only down; while everything
+    trains, two octaves up; once a trained η lies below an
     untrained one, rounds halve that bracket (in log η) until it is within
     EDGE_PRECISION. The edge is the geometric middle of the bracket below the first
     untrained η above the smallest trained one (the runs near the edge are chaotic:
@@ -247,7 +249,7 @@ def edge_steps(settings, x, starts: dict, guesses: dict, steps=DEFAULT_STEPS):
             done_before += len(batch)
             for (target, eta), ok in zip(batch, outcome, strict=True):
                 tried[target][eta] = bool(ok)
-        pending = {t: etas for t in tried if (etas := _next_probes(tried[t]))}
+        pending = {t: etas for t in tried if (etas := _next_probes(tried[t], t not in collapsed))}
     return {target: _edge(tried[target]) for target in tried}
 
 
@@ -264,15 +266,16 @@ def _bracket(tried: dict) -> tuple:
     return max(e for e in etas if e < above and tried[e]), above
 
 
-def _next_probes(tried: dict) -> list:
-    """The η to try next for one edge (none: it is found, or there is none)."""
+def _next_probes(tried: dict, upward: bool = True) -> list:
+    """The η to try next for one edge (none: it is found, or there is none); ``upward``:
+    while nothing trains, search above the η tried as well as below them."""
     low, high = _bracket(tried)
     if low is None:  # nothing trains yet: an octave further down and one further up
-        # (the window of η that train can lie above a guess, as under α > 1/2), within
-        # SMALLEST_RATE and LARGEST_RATE
+        # (the window of η that train can lie above a guess), within SMALLEST_RATE and
+        # LARGEST_RATE
         below = [high / 2] if high > SMALLEST_RATE else []
         top = max(tried)
-        return below + ([min(top * 2, LARGEST_RATE)] if top < LARGEST_RATE else [])
+        return below + ([min(top * 2, LARGEST_RATE)] if upward and top < LARGEST_RATE else [])
     if high is None:  # everything trains: two octaves further up, unless at the ceiling
         return [] if low >= LARGEST_RATE else [min(low * 4, LARGEST_RATE)]
     if high / low <= EDGE_PRECISION:
@@ -474,6 +477,19 @@ def theory_checked(settings: Settings, d_model: int = DEFAULT_D_MODEL) -> bool:
     )
 
 
+def collapsed(targets, settings: Settings) -> set:
+    """The (rule, d_k) of ``targets`` whose logits start spread past COLLAPSE_SPREAD, s =
+    c √d_k v / T, under a lazy rule: no η trains them (none was found up to LARGEST_RATE
+    on seeds 0-4, tests/test_rates.py), so their search goes down only."""
+    v_t = settings.variance / settings.temperature
+    return {
+        (rule, d_k)
+        for rule, d_k in targets
+        if is_lazy(rule, settings.alpha)
+        and scale_factor(rule, d_k, settings.alpha) * math.sqrt(d_k) * v_t >= COLLAPSE_SPREAD
+    }
+
+
 def _guess(rule: str, d_k: int, settings: Settings, d_model: int) -> float:
     """A first guess of an edge where the theory has none: the step at which one
     step of size η a² (λ_max(G_Q) + λ_max(G_K)) in the logit kernel is about 20, the
@@ -510,7 +526,7 @@ def rates_steps(
     batch = len(SCALING_RULES) * len(LEARNING_RATES)  # the runs of one curve's batch
     edge_work = 8 * len(guesses)  # probes, about
     total = edge_work + batch * len(CURVE_D_KS)
-    work = edge_steps(settings, x, starts, guesses, steps)
+    work = edge_steps(settings, x, starts, guesses, steps, collapsed(guesses, settings))
     found = yield from _shares(work, lambda probes: min(probes, edge_work) / total)
     ends = []
     for i, d_k in enumerate(CURVE_D_KS):

@@ -184,7 +184,8 @@ def test_the_square_root_s_edge_settles_the_cube_root_s_falls_and_linear_s_grows
 @pytest.mark.parametrize(("variance", "temperature"), [(1.0, 1.0), (0.5, 1.0), (2.0, 1.0)])
 def test_no_learning_rate_trains_the_unscaled_model_past_its_collapse(variance, temperature):
     """Past the d_k where its starting logits spread beyond COLLAPSE_SPREAD, no η trains
-    the unscaled model (its edge is NaN), and the theory draws none."""
+    the unscaled model (its edge is NaN), and the theory draws none. The search here goes
+    up to LARGEST_RATE as well: what lets the page's (``rates.collapsed``) go down only."""
     collapse = (rates.COLLAPSE_SPREAD * temperature / variance) ** 2
     for seed in SEEDS if variance == 1.0 else [0]:
         found, theory = edges_of(seed, variance, temperature)
