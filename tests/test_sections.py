@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from app.page import AttentionLab
-from app.rates import CURVE_D_KS
+from app.rates import CURVE_D_KS, EDGE_D_KS, LEARNING_RATES
 from app.scenario import SECTIONS, VIEWS
 from app.sections import SECTION_FIGURES, VIEW_TITLES
 from app.sections.figures import LOG_FLOOR
@@ -90,7 +90,11 @@ def test_the_learning_rate_views_follow_the_rule_and_d_k_on_screen():
     for i, d_k in enumerate(CURVE_D_KS):
         shown = sources[f"lr_sweep:{d_k}"].data["y"]
         assert np.array_equal(shown, np.maximum(rates.loss["linear"][i], LOG_FLOOR))
-    assert sources["lr_sweep:edge"].data["color"] == [RULE_COLORS["linear"]] * len(CURVE_D_KS)
+    # a ◆ for each curve whose edge lies on the grid of η (÷ d_k's, at d_k = 16 only)
+    edges = [rates.edge["linear"][EDGE_D_KS.index(d_k)] for d_k in CURVE_D_KS]
+    on_grid = [e for e in edges if LEARNING_RATES[0] <= e <= LEARNING_RATES[-1]]
+    assert sources["lr_sweep:edge"].data["eta"] == on_grid and len(on_grid) == 1
+    assert sources["lr_sweep:edge"].data["color"] == [RULE_COLORS["linear"]]
     lab.scenario.d_k = 256
     for key in ("best_loss", "best_lr"):
         assert sources[f"{key}:marker"].data["d_k"] == [256]
