@@ -1,10 +1,10 @@
 """The questions learners ask (``app.questions``), in a box beside the controls.
 
 A question picked from the list opens at its first step; the box shows it
-with its prediction prompt (at the first step only), the answer once revealed (read from what is on
-screen, ``show``), and Previous/Next through its steps. The page applies a
-step's scenario; the box only reads and sets the scenario's ``question`` and
-``step``.
+with its prediction prompt (at the first step only), the answer once revealed
+(read from what is on screen, ``show``), and Previous/Next through its steps.
+The page applies a step's scenario; the box only reads and sets the scenario's
+``question`` and ``step``.
 """
 
 import html
