@@ -26,6 +26,7 @@ import numpy as np
 
 from app.descent import Start, descend, run_groups, softmax_terms
 from app.simulation import SCALING_RULES, Settings, rule_exponent, scale_factor
+from app.theory import logit_std
 from app.training import DEFAULT_D_MODEL, DEFAULT_STEPS, initial_draw, nudged, to_end
 
 # The edge, as the page writes it: its definition, and the theory's laws in d_k (lazy, rich).
@@ -407,7 +408,7 @@ def edge_theory(rule: str, d_ks, settings: Settings, kappa: float, sigma: float,
     if not is_lazy(rule, settings.alpha):  # the rich law: ÷ d_k, and α above 1/2
         return LINEAR_K * t * d_ks ** rule_exponent(rule, settings.alpha) / sigma
     c = np.array([scale_factor(rule, d, settings.alpha) for d in d_ks])
-    spread = c * np.sqrt(d_ks) * v / t
+    spread = logit_std(rule, d_ks, v, t, settings.alpha)  # s = c √d_k v / T
     eta = (
         LAZY_H
         / kappa
@@ -481,12 +482,12 @@ def collapsed(targets, settings: Settings) -> set:
     """The (rule, d_k) of ``targets`` whose logits start spread past COLLAPSE_SPREAD, s =
     c √d_k v / T, under a lazy rule: no η trains them (none was found up to LARGEST_RATE
     on seeds 0-4, tests/test_rates.py), so their search goes down only."""
-    v_t = settings.variance / settings.temperature
+    s = settings
     return {
         (rule, d_k)
         for rule, d_k in targets
-        if is_lazy(rule, settings.alpha)
-        and scale_factor(rule, d_k, settings.alpha) * math.sqrt(d_k) * v_t >= COLLAPSE_SPREAD
+        if is_lazy(rule, s.alpha)
+        and logit_std(rule, d_k, s.variance, s.temperature, s.alpha) >= COLLAPSE_SPREAD
     }
 
 
