@@ -324,11 +324,13 @@ def _lr_sweep(r: Results) -> dict:
         return numbers
     lowest = r.rates.best(rule)[0]
     edges = r.rates.edge.get(rule, np.full(len(EDGE_D_KS), np.nan))
+    chaotic = r.rates.chaotic.get(rule, np.zeros(len(EDGE_D_KS), dtype=bool))
     at = [EDGE_D_KS.index(d) for d in CURVE_D_KS]
     return numbers | {
         "curve_d_ks": ", ".join(map(str, CURVE_D_KS)),
         "lowest": _listed(lowest),
-        "edges": ", ".join(written(e) for e in edges[at]),
+        "edges": ", ".join(written(e, c) for e, c in zip(edges[at], chaotic[at], strict=True)),
+        "any_chaotic": bool(chaotic[at].any()),
     }
 
 
@@ -373,9 +375,22 @@ def _best_lr(r: Results) -> dict:
     }
     if r.rates is None:
         return numbers
-    edges = {rule: [written(e) for e in r.rates.edge[rule]] for rule in EDGE_RULES}
+    rates = r.rates
+    edges = {
+        rule: [written(e, c) for e, c in zip(rates.edge[rule], rates.chaotic[rule], strict=True)]
+        for rule in EDGE_RULES
+    }
+    holes = [
+        f"{rule_name(rule, r.settings.alpha)} at d_k = {d_k}: {_listed(window.holes)}"
+        for rule in EDGE_RULES
+        for d_k, window in zip(EDGE_D_KS, rates.window[rule], strict=True)
+        if window.holes.size
+    ]
     return numbers | {
         "edge_rows": _rows(r, edges),
+        "any_chaotic": any(rates.chaotic[rule].any() for rule in EDGE_RULES),
+        "any_holes": bool(holes),
+        "holes": "; ".join(holes),
     }
 
 

@@ -18,7 +18,9 @@ value``, empty where they do not apply. Sections:
   before training (``start_loss``), and after it at each learning rate
   (``final_loss``, ``accuracy``), once the sweep is done;
 - ``edges``: per rule (not QK-norm) and d_k, its edge of stability, the largest
-  learning rate that trains (``edge``; empty where none does), once done.
+  learning rate of the grid that trains (``edge``; empty where none does), whether a
+  nudge of 1e-12 moves it (``chaotic``, 1 or 0), and at each learning rate of its
+  window whether it trains (``trained``, 1 or 0), once done.
 """
 
 import csv
@@ -102,8 +104,14 @@ def scenario_csv(query: str, curves: dict, snap, runs: dict, rates=None) -> str:
                         for eta, v in zip(rates.learning_rates, values, strict=True)
                     )
         for rule, edges in rates.edge.items():
-            writer.writerows(
-                ("edges", rule, d, "", "", "", "", "edge", repr(float(v)) if v == v else "")
-                for d, v in zip(rates.edge_d_ks, edges, strict=True)
-            )
+            for d, v, moved, window in zip(
+                rates.edge_d_ks, edges, rates.chaotic[rule], rates.window[rule], strict=True
+            ):
+                edge = repr(float(v)) if v == v else ""
+                writer.writerow(("edges", rule, d, "", "", "", "", "edge", edge))
+                writer.writerow(("edges", rule, d, "", "", "", "", "chaotic", int(moved)))
+                writer.writerows(
+                    ("edges", rule, d, "", "", "", repr(float(eta)), "trained", int(ok))
+                    for eta, ok in zip(window.learning_rates, window.trained, strict=True)
+                )
     return out.getvalue()

@@ -47,19 +47,28 @@ EDGE_RULES = tuple(rule for rule in SCALING_RULES if rule != "qk_norm")
 # retrieves its own token (one row lost costs 1/n of the loss, 3% of a 0.5 start at
 # 64 tokens).
 TRAINED = 0.01
-# The bisection decides a run early (about 50 steps instead of 200): trained once its
+# The search decides a run early (about 50 steps instead of 200): trained once its
 # loss is below SURELY_TRAINED of the start; failed once, after PLATEAU_FROM steps,
 # it is above TRAINED and has moved by less than PLATEAU of itself in PLATEAU_STEPS
 # steps (rows stuck on a wrong key). It misjudges a few runs within 10% of the edge,
 # where the outcome depends on rounding anyway.
 SURELY_TRAINED = 0.005
 PLATEAU_FROM, PLATEAU_STEPS, PLATEAU = 20, 10, 1e-3
-# The edge is bracketed to within EDGE_PRECISION; no edge below SMALLEST_RATE (the rule
-# does not train at that d_k), none sought above LARGEST_RATE (every η up to it trains:
-# the edge is beyond, infinite here; a few tokens can take any step).
-EDGE_PRECISION = 1.03
+# Every η the search runs lies on one fixed grid: the E12 series of preferred numbers
+# (IEC 60063), twelve to a decade (steps of about 1.2), η_i = E12[i mod 12] 10^(i div 12),
+# from SMALLEST_RATE (below it: the rule does not train at that d_k) to LARGEST_RATE
+# (every η up to it trains: the edge is beyond, infinite here; a few tokens can take
+# any step). An η's outcome is a fact of the grid, whichever search asked for it.
+E12 = (1.0, 1.2, 1.5, 1.8, 2.2, 2.7, 3.3, 3.9, 4.7, 5.6, 6.8, 8.2)
 SMALLEST_RATE, LARGEST_RATE = 1e-3, 1e9
-PROBES = (-1.0, -1 / 3, 1 / 3, 1.0)  # the first probes, in octaves around a guess
+PROBES = (-4, -1, 1, 4)  # the first probes, in grid steps around a guess (4: about 2x)
+# The window: near the edge the η that train are not an interval (isolated runs train
+# up to 6.8 times above a failure, docs/theory.md), so once bracketed every grid η from
+# WINDOW_BELOW steps under the largest that trains to WINDOW_ABOVE steps over it is run
+# (over: 11 steps, 8.2 times), and the window moves up while one there trains. The
+# edge is the largest η of the grid that trains with none in the 8.2 times above it.
+WINDOW_BELOW, WINDOW_ABOVE = 4, 11
+WINDOW_PROBES = 24  # probes a window takes, about: the search's and the window's own
 # Probes run in batches of at most this many runs: a step of one (some 10 ms in a
 # browser) is how long the page's next change may wait behind them.
 EDGE_BATCH = 40
@@ -96,8 +105,13 @@ class LearningRates:
     edge_d_ks : ndarray, shape (edges,)
         EDGE_D_KS.
     edge : dict of str to ndarray, shape (edges,)
-        Each rule of EDGE_RULES: its largest η that trains, to within EDGE_PRECISION;
-        NaN where none does, infinite where every η up to LARGEST_RATE does.
+        Each rule of EDGE_RULES: its largest η of the fixed grid that trains (with none
+        in the 8.2 times above it); NaN where none does, infinite where every η up to
+        LARGEST_RATE does.
+    window : dict of str to tuple of Window, (edges,)
+        Each rule's window at each d_k: the grid η run near the edge, and which train.
+    chaotic : dict of str to ndarray of bool, shape (edges,)
+        Whether a nudge of 1e-12 (W_Q as ``training.nudged``) moves the edge.
     theory : dict of str to ndarray, shape (THEORY_D_KS,)
         The theory of the edge (``edge_theory``); NaN where it predicts no training,
         and for QK-norm and scenarios it was not checked for (all NaN).
@@ -110,6 +124,8 @@ class LearningRates:
     accuracy: dict
     edge_d_ks: np.ndarray
     edge: dict
+    window: dict
+    chaotic: dict
     theory: dict
 
     def best(self, rule: str) -> tuple[np.ndarray, np.ndarray]:
@@ -212,84 +228,169 @@ def trained_steps(settings, x, starts, rules, etas, steps=DEFAULT_STEPS):
     return trained
 
 
-def edge_steps(settings, x, starts: dict, guesses: dict, steps=DEFAULT_STEPS, collapsed=()):
-    """The edge of every (rule, d_k) of ``guesses`` ({(rule, d_k): a guess of its edge})
-    from ``starts`` ({d_k: Start}), in lock-step rounds of bisection: a generator
-    yielding the number of probes decided so far; returns {(rule, d_k): edge} (NaN
-    where no η from SMALLEST_RATE to LARGEST_RATE trains, infinite where every η up to it
-    does).
+def grid_rate(i: int) -> float:
+    """The ``i``-th η of the fixed grid: E12[i mod 12] 10^(i div 12)."""
+    return float(f"{E12[i % 12]}e{i // 12}")
 
-    A first round probes each guess at PROBES octaves around it; while nothing trains,
-    rounds go an octave further down and one further up (a window above the guess is
-    found too), but for the targets ``collapsed`` (their starting logits spread past
-    COLLAPSE_SPREAD: no η above trains them, rates_steps), only down; while everything
-    trains, two octaves up; once a trained η lies below an
-    untrained one, rounds halve that bracket (in log η) until it is within
-    EDGE_PRECISION. The edge is the geometric middle of the bracket below the first
-    untrained η above the smallest trained one (the runs near the edge are chaotic:
-    which η train there is not always an interval).
+
+def grid_index(eta: float) -> int:
+    """The index of the grid η nearest ``eta`` (in log η)."""
+    near = round(12 * math.log10(eta))
+    return min((near - 1, near, near + 1), key=lambda i: abs(math.log(grid_rate(i) / eta)))
+
+
+SMALLEST, LARGEST = grid_index(SMALLEST_RATE), grid_index(LARGEST_RATE)
+
+
+@dataclass(frozen=True)
+class Window:
+    """The η of the fixed grid run near one edge, and whether each trains.
+
+    Attributes
+    ----------
+    learning_rates : ndarray, shape (etas,)
+        The grid η from WINDOW_BELOW steps under the edge to WINDOW_ABOVE over it
+        (clipped to SMALLEST_RATE, LARGEST_RATE); empty where no η trains.
+    trained : ndarray of bool, shape (etas,)
+        Whether each trains: those below the edge that fail are the window's holes.
+    edge : float
+        The largest of them that trains (NaN where none does, infinite where every η
+        up to LARGEST_RATE does).
     """
-    tried = {target: {} for target in guesses}  # η -> whether it trains
-    pending = {target: [g * 2**o for o in PROBES] for target, g in guesses.items()}
+
+    learning_rates: np.ndarray
+    trained: np.ndarray
+    edge: float
+
+    @classmethod
+    def of(cls, tried: dict) -> "Window":
+        """The window of the outcomes ``tried`` ({grid index: trained}) of one edge."""
+        top = max((i for i, ok in tried.items() if ok), default=None)
+        if top is None:
+            return cls(np.zeros(0), np.zeros(0, dtype=bool), math.nan)
+        band = [i for i in _band(top) if i in tried]
+        return cls(
+            np.array([grid_rate(i) for i in band]),
+            np.array([tried[i] for i in band]),
+            math.inf if top >= LARGEST else grid_rate(top),
+        )
+
+    @property
+    def holes(self) -> np.ndarray:
+        """The η under the edge that fail."""
+        return self.learning_rates[~self.trained & (self.learning_rates < self.edge)]
+
+
+def edge_steps(settings, x, starts: dict, guesses: dict, steps=DEFAULT_STEPS, collapsed=()):
+    """The window of every (rule, d_k) of ``guesses`` ({(rule, d_k): a guess of its edge})
+    from ``starts`` ({d_k: Start}), in lock-step rounds of a search on the fixed grid: a
+    generator yielding the number of probes decided so far; returns {(rule, d_k):
+    Window}.
+
+    A first round probes each guess's grid η at PROBES steps around it; while nothing
+    trains, rounds go 4 steps further down and 4 further up (a window above the guess
+    is found too), but for the targets ``collapsed`` (their starting logits spread
+    past COLLAPSE_SPREAD: no η above trains them, rates_steps), only down; while
+    everything trains, 8 steps up; once a trained η lies below an untrained one,
+    rounds halve that bracket until the two are neighbours. Then every grid η of the
+    window around the largest that trains is run (WINDOW_BELOW, WINDOW_ABOVE). The
+    window does not depend on the guess as long as no η trains more than 8.2 times
+    above every failure over the edge (tests/test_rates.py).
+    """
+    tried = {target: {} for target in guesses}  # grid index -> whether it trains
+    pending = {
+        target: sorted({min(max(grid_index(g) + o, SMALLEST), LARGEST) for o in PROBES})
+        for target, g in guesses.items()
+    }
     done_before = 0
     while pending:
-        probes = [(target, eta) for target, etas in pending.items() for eta in etas]
-        for i in range(0, len(probes), EDGE_BATCH):  # a step of a batch stays short
-            batch = probes[i : i + EDGE_BATCH]
+        probes = [(target, i) for target, indices in pending.items() for i in indices]
+        for b in range(0, len(probes), EDGE_BATCH):  # a step of a batch stays short
+            batch = probes[b : b + EDGE_BATCH]
             outcome = yield from _telling(
                 trained_steps(
                     settings,
                     x,
                     [starts[d_k] for (_, d_k), _ in batch],
                     [rule for (rule, _), _ in batch],
-                    np.array([eta for _, eta in batch]),
+                    np.array([grid_rate(i) for _, i in batch]),
                     steps,
                 ),
                 done_before,
             )
             done_before += len(batch)
-            for (target, eta), ok in zip(batch, outcome, strict=True):
-                tried[target][eta] = bool(ok)
-        pending = {t: etas for t in tried if (etas := _next_probes(tried[t], t not in collapsed))}
-    return {target: _edge(tried[target]) for target in tried}
+            for (target, i), ok in zip(batch, outcome, strict=True):
+                tried[target][i] = bool(ok)
+        pending = {t: ii for t in tried if (ii := _next_probes(tried[t], t not in collapsed))}
+    return {target: Window.of(tried[target]) for target in tried}
+
+
+def _band(top: int) -> range:
+    """The grid indices of the window around the largest η that trains."""
+    return range(max(top - WINDOW_BELOW, SMALLEST), min(top + WINDOW_ABOVE, LARGEST) + 1)
 
 
 def _bracket(tried: dict) -> tuple:
-    """(largest trained η below the first untrained one above the smallest trained one,
-    that untrained one); None for either that is not there yet."""
-    etas = sorted(tried)
-    first = next((e for e in etas if tried[e]), None)
+    """(largest trained index below the first untrained one above the smallest trained
+    one, that untrained one); None for either that is not there yet."""
+    indices = sorted(tried)
+    first = next((i for i in indices if tried[i]), None)
     if first is None:
-        return None, min(etas)
-    above = next((e for e in etas if e > first and not tried[e]), None)
+        return None, min(indices)
+    above = next((i for i in indices if i > first and not tried[i]), None)
     if above is None:
-        return max(etas), None
-    return max(e for e in etas if e < above and tried[e]), above
+        return max(indices), None
+    return max(i for i in indices if i < above and tried[i]), above
 
 
 def _next_probes(tried: dict, upward: bool = True) -> list:
-    """The η to try next for one edge (none: it is found, or there is none); ``upward``:
-    while nothing trains, search above the η tried as well as below them."""
+    """The grid indices to try next for one edge (none: its window is run, or nothing
+    trains); ``upward``: while nothing trains, search above the η tried as well as
+    below them."""
     low, high = _bracket(tried)
-    if low is None:  # nothing trains yet: an octave further down and one further up
-        # (the window of η that train can lie above a guess), within SMALLEST_RATE and
-        # LARGEST_RATE
-        below = [high / 2] if high > SMALLEST_RATE else []
+    if low is None:  # nothing trains yet: 4 steps further down and 4 further up (the
+        # window of η that train can lie above a guess), within the grid
+        below = [max(high - 4, SMALLEST)] if high > SMALLEST else []
         top = max(tried)
-        return below + ([min(top * 2, LARGEST_RATE)] if upward and top < LARGEST_RATE else [])
-    if high is None:  # everything trains: two octaves further up, unless at the ceiling
-        return [] if low >= LARGEST_RATE else [min(low * 4, LARGEST_RATE)]
-    if high / low <= EDGE_PRECISION:
-        return []
-    return [math.sqrt(low * high)]
+        return below + ([min(top + 4, LARGEST)] if upward and top < LARGEST else [])
+    if high is None:  # everything trains: 8 steps further up, unless at the ceiling
+        return [] if low >= LARGEST else [min(low + 8, LARGEST)]
+    if high - low > 1:
+        return [(low + high) // 2]
+    top = max(i for i, ok in tried.items() if ok)
+    return [i for i in _band(top) if i not in tried]
 
 
-def _edge(tried: dict) -> float:
-    """The edge found: NaN if nothing trains, infinite if every η up to LARGEST_RATE does."""
-    low, high = _bracket(tried)
-    if low is None or high is None:
-        return math.nan if low is None else math.inf
-    return math.sqrt(low * high)
+def twin_steps(settings, x, twins: dict, windows: dict, steps=DEFAULT_STEPS):
+    """Whether a nudge of 1e-12 moves each edge: every η of ``windows`` ({(rule, d_k):
+    Window}) run again from ``twins`` ({d_k: Start}, W_Q nudged as ``training.nudged``
+    does); a generator yielding the number of probes decided; returns {(rule, d_k):
+    whether the largest η of the window that trains is another for the twin} (the edge
+    is chaotic there: its digits depend on rounding)."""
+    probes = [(t, eta) for t, window in windows.items() for eta in window.learning_rates]
+    twin_trained = {t: [] for t in windows}
+    for b in range(0, len(probes), EDGE_BATCH):
+        batch = probes[b : b + EDGE_BATCH]
+        outcome = yield from _telling(
+            trained_steps(
+                settings,
+                x,
+                [twins[d_k] for (_, d_k), _ in batch],
+                [rule for (rule, _), _ in batch],
+                np.array([eta for _, eta in batch]),
+                steps,
+            ),
+            b,
+        )
+        for (target, _), ok in zip(batch, outcome, strict=True):
+            twin_trained[target].append(bool(ok))
+    tops = {t: _top(w.learning_rates, np.array(twin_trained[t], bool)) for t, w in windows.items()}
+    return {t: _top(w.learning_rates, w.trained) != tops[t] for t, w in windows.items()}
+
+
+def _top(etas: np.ndarray, trained: np.ndarray) -> float | None:
+    """The largest of ``etas`` that trains; None for none."""
+    return float(etas[trained].max()) if trained.any() else None
 
 
 def _telling(steps, before):
@@ -452,12 +553,14 @@ def settled_d_k(rule: str, settings: Settings) -> float:
     return crossover_d_k(rule, settings) / q ** (1 / (1 - e))
 
 
-def written(edge: float) -> str:
+def written(edge: float, chaotic: bool = False) -> str:
     """An edge as the page's tables write it: 3 digits, – where no η trains, "> 1e+09"
-    where every η up to LARGEST_RATE does."""
+    where every η up to LARGEST_RATE does; marked † where ``chaotic`` (a nudge of 1e-12
+    moves it)."""
     if math.isnan(edge):
         return "–"
-    return f"> {LARGEST_RATE:g}" if math.isinf(edge) else f"{edge:.3g}"
+    value = f"> {LARGEST_RATE:g}" if math.isinf(edge) else f"{edge:.3g}"
+    return f"{value} †" if chaotic else value
 
 
 def mup_base(eta, d_k):
@@ -513,7 +616,7 @@ def rates_steps(
     starts = {}
     for d_k in sorted(set(CURVE_D_KS) | set(EDGE_D_KS)):
         draw = drawn_rows(settings, d_k, d_model, nudge)
-        x, starts[d_k] = yield from _shares(draw, lambda _: 0.0)
+        x, starts[d_k] = yield from _shares(draw, _none)
     kappa, sigma = curvature(x), peak_gradient(x)
     theory = {
         rule: edge_theory(rule, THEORY_D_KS, settings, kappa, sigma, d_model)
@@ -524,15 +627,21 @@ def rates_steps(
         at = edge_theory(rule, EDGE_D_KS, settings, kappa, sigma, d_model)
         for d_k, eta in zip(EDGE_D_KS, at, strict=True):
             guesses[rule, d_k] = eta if np.isfinite(eta) else _guess(rule, d_k, settings, d_model)
+    twins = {}
+    for d_k in EDGE_D_KS:
+        _, twins[d_k] = yield from _shares(drawn_rows(settings, d_k, d_model, not nudge), _none)
     batch = len(SCALING_RULES) * len(LEARNING_RATES)  # the runs of one curve's batch
-    edge_work = 8 * len(guesses)  # probes, about
-    total = edge_work + batch * len(CURVE_D_KS)
+    edge_work = WINDOW_PROBES * len(guesses)  # probes, about
+    twin_work = (WINDOW_BELOW + WINDOW_ABOVE + 1) * len(guesses)
+    total = edge_work + twin_work + batch * len(CURVE_D_KS)
     work = edge_steps(settings, x, starts, guesses, steps, collapsed(guesses, settings))
     found = yield from _shares(work, lambda probes: min(probes, edge_work) / total)
+    work = twin_steps(settings, x, twins, found, steps)
+    moved = yield from _shares(work, lambda probes: (edge_work + min(probes, twin_work)) / total)
     ends = []
     for i, d_k in enumerate(CURVE_D_KS):
         work = curve_steps(settings, x, starts[d_k], steps)
-        before = edge_work + i * batch
+        before = edge_work + twin_work + i * batch
         share = lambda step, before=before: (before + batch * step / (steps + 1)) / total  # noqa: E731
         ends.append((yield from _shares(work, share)))
     return LearningRates(
@@ -542,7 +651,9 @@ def rates_steps(
         loss={rule: np.array([e[0][rule][:, 1] for e in ends]) for rule in SCALING_RULES},
         accuracy={rule: np.array([e[1][rule][:, 1] for e in ends]) for rule in SCALING_RULES},
         edge_d_ks=np.array(EDGE_D_KS),
-        edge={rule: np.array([found[rule, d] for d in EDGE_D_KS]) for rule in EDGE_RULES},
+        edge={rule: np.array([found[rule, d].edge for d in EDGE_D_KS]) for rule in EDGE_RULES},
+        window={rule: tuple(found[rule, d] for d in EDGE_D_KS) for rule in EDGE_RULES},
+        chaotic={rule: np.array([moved[rule, d] for d in EDGE_D_KS]) for rule in EDGE_RULES},
         theory=theory,
     )
 
@@ -552,6 +663,11 @@ def learning_rates(
 ) -> LearningRates:
     """``rates_steps`` to its end: every rule at every learning rate, far past the slider."""
     return to_end(rates_steps(settings, steps, d_model, nudge))
+
+
+def _none(_):
+    """No share of the work: the draws are quick."""
+    return 0.0
 
 
 def _shares(steps, share):

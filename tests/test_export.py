@@ -31,7 +31,8 @@ def test_the_csv_holds_every_curve_the_draw_and_the_training_runs_exactly():
     assert sections.count("training_sweep") == 2 * len(SCALING_RULES)
     curves_rows = len(SCALING_RULES) * len(CURVE_D_KS) * (1 + 2 * len(LEARNING_RATES))
     assert sections.count("learning_rates") == curves_rows
-    assert sections.count("edges") == len(EDGE_RULES) * len(EDGE_D_KS)
+    windows = sum(len(w.learning_rates) for ws in rates.window.values() for w in ws)
+    assert sections.count("edges") == 2 * len(EDGE_RULES) * len(EDGE_D_KS) + windows
     for r in rows:  # every value read back is the very float it was written from
         if r["section"] == "sweep":
             i = D_K_OPTIONS.index(int(r["d_k"]))
@@ -52,8 +53,15 @@ def test_the_csv_holds_every_curve_the_draw_and_the_training_runs_exactly():
                 table = rates.loss if r["quantity"] == "final_loss" else rates.accuracy
                 assert float(r["value"]) == table[r["rule"]][i, j]
         elif r["section"] == "edges":
-            edge = rates.edge[r["rule"]][list(rates.edge_d_ks).index(int(r["d_k"]))]
-            assert r["value"] == "" if np.isnan(edge) else float(r["value"]) == edge
+            at = list(rates.edge_d_ks).index(int(r["d_k"]))
+            edge, window = rates.edge[r["rule"]][at], rates.window[r["rule"]][at]
+            if r["quantity"] == "edge":
+                assert r["value"] == "" if np.isnan(edge) else float(r["value"]) == edge
+            elif r["quantity"] == "chaotic":
+                assert r["value"] == str(int(rates.chaotic[r["rule"]][at]))
+            else:
+                j = list(window.learning_rates).index(float(r["learning_rate"]))
+                assert r["value"] == str(int(window.trained[j]))
         else:
             assert float(r["value"]) == runs[int(r["d_k"])][r["rule"]].loss[-1]
     weights = np.array([float(r["value"]) for r in rows if r["quantity"] == "weight"])

@@ -235,9 +235,10 @@ def _one_rate_mup(r):
     numbers = read.setting(r) | read.rates(r, ["sqrt", "linear"])
     d_ks = r.rates.edge_d_ks
     base = dict(zip(d_ks, mup_base(r.rates.edge["linear"], d_ks), strict=True))
+    moved = dict(zip(d_ks, r.rates.chaotic["linear"], strict=True))
     return numbers | {
         "mup_base_d_k": MUP_BASE_D_K,
-        **{f"linear_mup_{d}": written(base[d]) for d in r.rates.d_ks},
+        **{f"linear_mup_{d}": written(base[d], moved[d]) for d in r.rates.d_ks},
     }
 
 

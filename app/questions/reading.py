@@ -122,9 +122,10 @@ def rates(r: Results, rules, need: bool = True) -> dict:
         numbers |= {f"{rule}_best_{d}": float(x) for d, x in zip(r.rates.d_ks, lowest, strict=True)}
         edges = r.rates.edge.get(rule)
         if edges is not None:
+            chaotic = r.rates.chaotic[rule]
             numbers |= {
-                f"{rule}_edge_{d}": written(x)
-                for d, x in zip(r.rates.edge_d_ks, edges, strict=True)
+                f"{rule}_edge_{d}": written(x, c)
+                for d, x, c in zip(r.rates.edge_d_ks, edges, chaotic, strict=True)
             }
     return numbers
 

@@ -14,7 +14,15 @@ from typing import ClassVar
 import numpy as np
 from bokeh.models import CDSView, IndexFilter, Label, Range1d, Span
 
-from app.rates import CURVE_D_KS, EDGE_D_KS, LEARNING_RATES, MUP_BASE_D_K, THEORY_D_KS, mup_base
+from app.rates import (
+    CURVE_D_KS,
+    EDGE_D_KS,
+    EDGE_RULES,
+    LEARNING_RATES,
+    MUP_BASE_D_K,
+    THEORY_D_KS,
+    mup_base,
+)
 from app.sections.figures import LOG_FLOOR, SectionFigures
 from app.simulation import SCALING_RULES
 from app.style import RULE_COLORS, RULE_MARKERS
@@ -140,6 +148,7 @@ class Learning(SectionFigures):
             self._rule_curves(fig, key, band=False)
             if key == "best_lr":
                 self._mup_curve(fig)
+                self._windows(fig)
             self._model_heads(fig)
             self._marker(fig, key)
             fig.add_layout(Span(location=DEFAULT_D_MODEL, dimension="height", line_dash="dotted"))
@@ -185,6 +194,34 @@ class Learning(SectionFigures):
         fig.legend.location = "top_left"
         fig.legend.background_fill_alpha = 0.7
         self.rule_renderers["linear"].extend(drawn)
+
+    def _windows(self, fig):
+        """Each rule's window at each d_k: the η of the fixed grid near its edge that train
+        (small ticks in its colour) and the holes under the edge, η that fail (open
+        squares); a black × on an edge a nudge of 1e-12 moves (chaotic, as in the
+        final-loss view)."""
+        for rule in EDGE_RULES:
+            color = RULE_COLORS[rule]
+            trained = self._source(f"best_lr:window:{rule}", d_k=[], y=[])
+            holes = self._source(f"best_lr:holes:{rule}", d_k=[], y=[])
+            self.rule_renderers[rule].extend(
+                [
+                    fig.scatter(
+                        "d_k", "y", source=trained, marker="dash", size=9, color=color, alpha=0.6
+                    ),
+                    fig.scatter(
+                        "d_k",
+                        "y",
+                        source=holes,
+                        marker="square",
+                        size=6,
+                        fill_color="white",
+                        line_color=color,
+                    ),
+                ]
+            )
+        chaotic = self._source("best_lr:chaotic", d_k=[], y=[])
+        fig.scatter("d_k", "y", source=chaotic, marker="x", size=12, color="black", line_width=2)
 
     def show_training(self, results):
         """The runs at the current d_k (kept until they are computed), the current rule's
@@ -267,6 +304,7 @@ class Learning(SectionFigures):
                 "d_k": THEORY_D_KS[drawn],
                 "y": theory[drawn],
             }
+        self._show_windows(rates)
         linear = rates.edge["linear"]
         found = np.isfinite(linear)
         self.sources["best_lr:mup"].data = {
@@ -274,6 +312,27 @@ class Learning(SectionFigures):
             "y": mup_base(linear[found], rates.edge_d_ks[found]),
         }
         self._show_rate_markers(rates, s, lowest, edge)
+
+    def _show_windows(self, rates):
+        """Every rule's window and holes at each d_k, and the × on its chaotic edges."""
+        chaotic = {"d_k": [], "y": []}
+        for rule in EDGE_RULES:
+            trained, holes = {"d_k": [], "y": []}, {"d_k": [], "y": []}
+            for d_k, window, moved in zip(
+                EDGE_D_KS, rates.window[rule], rates.chaotic[rule], strict=True
+            ):
+                for part, etas in (
+                    (trained, window.learning_rates[window.trained]),
+                    (holes, window.holes),
+                ):
+                    part["d_k"] += [d_k] * len(etas)
+                    part["y"] += list(etas)
+                if moved and np.isfinite(window.edge):
+                    chaotic["d_k"].append(d_k)
+                    chaotic["y"].append(window.edge)
+            self.sources[f"best_lr:window:{rule}"].data = trained
+            self.sources[f"best_lr:holes:{rule}"].data = holes
+        self.sources["best_lr:chaotic"].data = chaotic
 
     def _show_rate_markers(self, rates, s, lowest, edge):
         """The star of the current setting, where the views have its d_k."""
