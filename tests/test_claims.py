@@ -253,6 +253,13 @@ INDEPENDENT = {
     "theory_shown": lambda h: _theory_checked(h),
     "none_collapses": lambda h: _theory_checked(h) and 16 < _collapse_d_k(h) < 65536,
     "sqrt_trains": lambda h: not np.isnan(h.r.rates.edge["sqrt"]).all(),
+    # a window's hole: an η of its grid under the edge that fails (the windows themselves
+    # are checked against full runs in test_rates.py)
+    "any_holes": lambda h: any(
+        bool(np.any(~w.trained & (w.learning_rates < w.edge)))
+        for windows in h.r.rates.window.values()
+        for w in windows
+    ),
     "none_starts_saturated_at_1024": lambda h: (
         float(np.median(np.max(_initial_weights(h, "none", 1024), axis=1))) > 0.99
     ),
@@ -303,12 +310,27 @@ def _initial_weights(h: Here, rule: str, d_k: int) -> np.ndarray:
     return softmax(scale(h.s, rule, d_k) * q @ k.T / h.s.temperature)
 
 
-# Conditions on what the words themselves show: "any_chaotic" (a note on the runs
-# marked †) holds when a run in the words' tables is marked.
+def marked(text: str, edges: bool) -> bool:
+    """Whether the words mark a number † ("0.5 †", "27 †"): among the edges of stability
+    (``edges``: a line, or a table row with its caption, that names the largest η or the
+    edge of stability) or among the training runs (the others)."""
+    caption = ""
+    for line in text.splitlines():
+        row = line.lstrip().startswith("|")
+        context = caption + line if row else line
+        if not row and line.strip():
+            caption = line
+        about_edges = "largest η" in context or "dge of stability" in context
+        if re.search(r"\d †", line) and about_edges == edges:
+            return True
+    return False
+
+
+# Conditions on what the words themselves show: "any_chaotic" and "any_edge_chaotic"
+# (a note on the numbers marked †) hold when a run, or an edge, of the words is marked.
 OF_THE_WORDS = {
-    "any_chaotic": lambda text: any(
-        "†" in line for line in text.splitlines() if line.lstrip().startswith("|")
-    ),
+    "any_chaotic": lambda text: marked(text, edges=False),
+    "any_edge_chaotic": lambda text: marked(text, edges=True),
 }
 
 

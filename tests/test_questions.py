@@ -235,11 +235,13 @@ def expected(name: str, e: Results):
         if kind == "best":  # the lowest final loss over the learning rates there, in % of start
             i = list(e.rates.d_ks).index(at)
             return 100 * e.rates.loss[r][i].min() / e.rates.start[r][i]
-        if kind == "edge":  # the edge found there, written out
-            edge = e.rates.edge[r][list(e.rates.edge_d_ks).index(at)]
+        if kind == "edge":  # the edge found there, written out; † where a nudge moves it
+            j = list(e.rates.edge_d_ks).index(at)
+            edge = e.rates.edge[r][j]
             if math.isnan(edge):
                 return "–"
-            return f"> {rates.LARGEST_RATE:g}" if math.isinf(edge) else f"{edge:.3g}"
+            value = f"> {rates.LARGEST_RATE:g}" if math.isinf(edge) else f"{edge:.3g}"
+            return f"{value} †" if e.rates.chaotic[r][j] else value
         run = e.runs.get(at, {}).get(r)
         if kind == "mark":  # a chaotic run's numbers are marked
             return " †" if run.chaotic else ""
@@ -328,7 +330,8 @@ def expected(name: str, e: Results):
         "mup_base_d_k": lambda: 16,
         **{
             f"linear_mup_{at}": lambda at=at: rates.written(
-                e.rates.edge["linear"][list(e.rates.edge_d_ks).index(at)] * 16 / at
+                e.rates.edge["linear"][list(e.rates.edge_d_ks).index(at)] * 16 / at,
+                e.rates.chaotic["linear"][list(e.rates.edge_d_ks).index(at)],
             )
             for at in (16, 256, 4096, 65536)
         },

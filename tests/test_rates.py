@@ -25,9 +25,12 @@ from app.rates import (
     drawn_rows,
     edge_steps,
     edge_theory,
+    grid_index,
+    grid_rate,
     learning_rates,
     peak_gradient,
     rates_steps,
+    twin_steps,
 )
 from app.simulation import SCALING_RULES, Settings
 from app.training import DEFAULT_D_MODEL, initial_draw, nudged, to_end, train
@@ -103,8 +106,17 @@ def edges_of(seed: int, variance: float = 1.0, temperature: float = 1.0) -> dict
         for rule in EDGE_RULES
         for d_k, value in zip(EDGE_D_KS, theory[rule], strict=True)
     }
-    found = to_end(edge_steps(settings, x, starts, guesses))
-    return found, theory
+    windows = to_end(edge_steps(settings, x, starts, guesses))
+    twins = {d_k: to_end(drawn_rows(settings, d_k, nudge=True))[1] for d_k in EDGE_D_KS}
+    moved = to_end(twin_steps(settings, x, twins, windows))
+    found = {target: window.edge for target, window in windows.items()}
+    return found, theory, {target for target, m in moved.items() if m}
+
+
+def smooth_edges(rule, found, chaotic) -> np.ndarray:
+    """``rule``'s edges at EDGE_D_KS, NaN where a nudge of 1e-12 moves one (the page marks
+    it † and ×: its digits depend on rounding, and no law is held to them)."""
+    return np.array([math.nan if (rule, d) in chaotic else found[rule, d] for d in EDGE_D_KS])
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -114,29 +126,56 @@ def test_full_runs_train_well_below_the_edge_and_fail_well_above_it(seed):
     for ÷ √d_k, the cube root and ÷ d_k. Nearer the edge the descent is chaotic and
     which η train is not an interval (a run at 1.25 times ÷ √d_k's edge at 4096 trains,
     seed 0): the edge is the first η that fails above the smallest that trains."""
-    found, _ = edges_of(seed)
+    found, _, chaotic = edges_of(seed)
     settings = settings_of(seed)
     for d_k in (16, 256, 4096):
         for rule in ("sqrt", "power", "linear"):
+            if (rule, d_k) in chaotic:
+                continue
             edge = found[rule, d_k]
             for share, trains in ((0.5, True), (4.0, False)):
                 runs = train(replace(settings, d_k=d_k), learning_rate=edge * share)
                 assert (runs[rule].kept < TRAINED) == trains, (rule, d_k, share, runs[rule].kept)
 
 
-def test_the_bisection_brackets_the_first_failure_above_the_smallest_success():
-    """``_bracket`` on outcomes already tried (η: trained), and what is tried next."""
-    assert rates._bracket({1.0: True, 2.0: True, 4.0: False}) == (2.0, 4.0)
+def test_the_search_brackets_the_first_failure_above_the_smallest_success():
+    """``_bracket`` on outcomes already tried (grid index: trained), what is tried next,
+    and the window once the bracket is closed."""
+    assert rates._bracket({0: True, 4: True, 8: False}) == (4, 8)
     # a success above a failure: the first failure above the smallest success counts
-    assert rates._bracket({1.0: True, 2.0: False, 4.0: True, 8.0: False}) == (1.0, 2.0)
-    assert rates._bracket({1.0: False, 2.0: False}) == (None, 1.0)
-    assert rates._bracket({1.0: True, 2.0: True}) == (2.0, None)
-    assert rates._next_probes({1.0: False}) == [0.5, 2.0]  # down an octave, and up one
-    assert rates._next_probes({1.0: True}) == [4.0]  # up two
-    assert rates._next_probes({1.0: True, 1.02: False}) == []  # within EDGE_PRECISION
-    assert rates._next_probes({1.0: True, 2.0: False}) == [pytest.approx(2**0.5)]
-    assert rates._next_probes({rates.SMALLEST_RATE: False, rates.LARGEST_RATE: False}) == []
-    assert math.isnan(rates._edge({rates.SMALLEST_RATE: False}))  # no edge
+    assert rates._bracket({0: True, 4: False, 8: True, 12: False}) == (0, 4)
+    assert rates._bracket({0: False, 4: False}) == (None, 0)
+    assert rates._bracket({0: True, 4: True}) == (4, None)
+    assert rates._next_probes({0: False}) == [-4, 4]  # down about an octave, and up one
+    assert rates._next_probes({0: False}, upward=False) == [-4]
+    assert rates._next_probes({0: True}) == [8]  # up two
+    assert rates._next_probes({0: True, 8: False}) == [4]
+    # neighbours: then the window, 4 steps under the largest that trains to 11 over
+    window = {**dict.fromkeys(range(-4, 1), True), **dict.fromkeys(range(1, 12), False)}
+    assert rates._next_probes({0: True, 1: False}) == sorted(set(window) - {0, 1})
+    assert rates._next_probes(window) == []
+    assert rates._next_probes({**window, 11: True}) == list(range(12, 23))  # it moves up
+    assert rates._next_probes({rates.SMALLEST: False, rates.LARGEST: False}) == []
+    assert math.isnan(rates.Window.of({rates.SMALLEST: False}).edge)  # no edge
+    holed = rates.Window.of({**window, -1: False})
+    assert holed.edge == 1.0 and list(holed.holes) == [0.82]
+
+
+def test_the_grid_is_twelve_to_a_decade():
+    """The grid's η are the E12 preferred numbers, and ``grid_index`` finds each."""
+    assert [grid_rate(i) for i in (-36, -1, 0, 1, 11, 12, 25, 108)] == [
+        1e-3,
+        0.82,
+        1.0,
+        1.2,
+        8.2,
+        10.0,
+        120.0,
+        1e9,
+    ]
+    for i in range(-36, 109):
+        assert rates.grid_index(grid_rate(i)) == i
+        assert rates.grid_index(grid_rate(i) * 1.05) == i
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -145,11 +184,12 @@ def test_the_theory_of_the_edge_matches_the_edges_measured(seed):
     both are: within a factor of 3 at every point (single draws scatter: 0.46 to 3.4 in
     2324 edges measured when the theory was fitted), and within a factor of 1.6 in the
     median over the d_k of each rule (0.9 to 1.3 measured)."""
-    found, theory = edges_of(seed)
+    found, theory, chaotic = edges_of(seed)
     for rule in EDGE_RULES:
-        measured = np.array([found[rule, d] for d in EDGE_D_KS])
+        measured = smooth_edges(rule, found, chaotic)
         both = np.isfinite(measured) & np.isfinite(theory[rule])
-        assert both.sum() >= 3, (rule, measured, theory[rule])
+        # none: 3 d_k before its collapse, the nearest chaotic on every seed 0-4
+        assert both.sum() >= 2, (rule, measured, theory[rule])
         ratio = measured[both] / theory[rule][both]
         assert np.all((ratio > 1 / 3) & (ratio < 3)), (rule, ratio)
         assert 1 / 1.6 < np.median(ratio) < 1.6, (rule, ratio)
@@ -157,9 +197,9 @@ def test_the_theory_of_the_edge_matches_the_edges_measured(seed):
 
 @pytest.mark.parametrize(("variance", "temperature"), [(0.5, 1.0), (2.0, 1.0), (1.0, 2.0)])
 def test_the_theory_holds_at_the_ends_of_the_range_it_was_fitted_over(variance, temperature):
-    found, theory = edges_of(0, variance, temperature)
+    found, theory, chaotic = edges_of(0, variance, temperature)
     for rule in EDGE_RULES:
-        measured = np.array([found[rule, d] for d in EDGE_D_KS])
+        measured = smooth_edges(rule, found, chaotic)
         both = np.isfinite(measured) & np.isfinite(theory[rule])
         ratio = measured[both] / theory[rule][both]
         assert np.all((ratio > 1 / 3) & (ratio < 3)), (rule, variance, temperature, ratio)
@@ -168,15 +208,17 @@ def test_the_theory_holds_at_the_ends_of_the_range_it_was_fitted_over(variance, 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_square_root_s_edge_settles_the_cube_root_s_falls_and_linear_s_grows(seed):
     """The learning-rate lesson, measured at v = T = 1: ÷ √d_k's edge rises near its
-    crossover (about 60 (T/v)^2) and settles far out (within a factor of 3 from d_k = 1024
-    to 65536, above the one at 16). The cube root's edge falls (65536 below 1024 by over
-    2), ÷ d_k's grows as d_k (65536 over 1024 by 30 to 130: 64 in theory)."""
-    found, _ = edges_of(seed)
-    sqrt = np.array([found["sqrt", d] for d in EDGE_D_KS])
+    crossover (about 60 (T/v)^2) and settles far out (its edges that a nudge does not move
+    within a factor of 3 from d_k = 1024 to 65536, above the one at 16). The cube root's
+    edge falls (65536 below 1024 by over 2), ÷ d_k's grows as d_k (65536 over 1024 by 30
+    to 130: 64 in theory)."""
+    found, _, chaotic = edges_of(seed)
+    sqrt = smooth_edges("sqrt", found, chaotic)  # chaos moves one by up to 4.5x (seed 2)
     at = EDGE_D_KS.index
     far = sqrt[at(1024) :]
-    assert far.max() / far.min() < 3, sqrt
-    assert far.min() > sqrt[at(16)], sqrt
+    assert np.nanmax(far) / np.nanmin(far) < 3, sqrt
+    assert np.nanmin(far) > sqrt[at(16)], sqrt
+    # falls and growth far larger than chaos moves an edge: read from every edge
     assert found["power", 1024] / found["power", 65536] > 2
     assert 30 < found["linear", 65536] / found["linear", 1024] < 130
 
@@ -188,7 +230,7 @@ def test_no_learning_rate_trains_the_unscaled_model_past_its_collapse(variance, 
     up to LARGEST_RATE as well: what lets the page's (``rates.collapsed``) go down only."""
     collapse = (rates.COLLAPSE_SPREAD * temperature / variance) ** 2
     for seed in SEEDS if variance == 1.0 else [0]:
-        found, theory = edges_of(seed, variance, temperature)
+        found, theory, _ = edges_of(seed, variance, temperature)
         for d_k, drawn in zip(EDGE_D_KS, theory["none"], strict=True):
             if d_k > 2 * collapse:  # clear of the collapse: its edge is chaotic near it
                 assert math.isnan(found["none", d_k]), (seed, d_k, found["none", d_k])
@@ -245,3 +287,75 @@ def test_the_sweep_step_by_step_tells_its_share_and_ends_with_the_sweep():
     for rule in EDGE_RULES:
         np.testing.assert_array_equal(result.edge[rule], expected.edge[rule])
     assert set(result.edge) == set(EDGE_RULES)  # not QK-norm: it has no edge
+
+
+@functools.cache
+def page_rates(seed: int):
+    """The page's learning rates at the default scenario, and its twin's (W_Q nudged)."""
+    settings = settings_of(seed)
+    return learning_rates(settings), learning_rates(settings, nudge=True)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_windows_match_a_fine_grid_scan_of_full_runs(seed):
+    """Every window of the page (each rule but QK-norm, each d_k), against full 200-step
+    runs (no early decision) at every grid η from 4 steps under its edge to 17 over it
+    (15 times: past the 8.2 times the window reaches): the same outcome at every η of the
+    window, and the same largest η that trains. The early decision may misjudge a run
+    that leaves its plateau late: 1 of the 1296 window runs of seeds 0-2 (seed 2, ÷ √d_k
+    at d_k = 1024, η = 270, when this test was written), so one per seed may differ."""
+    rates, _ = page_rates(seed)
+    settings = settings_of(seed)
+    starts = {}
+    for d_k in EDGE_D_KS:
+        x, starts[d_k] = to_end(drawn_rows(settings, d_k))
+    runs = [
+        (rule, d_k, i, window)
+        for rule in EDGE_RULES
+        for d_k, window in zip(EDGE_D_KS, rates.window[rule], strict=True)
+        if np.isfinite(window.edge)
+        for i in range(grid_index(window.edge) - 4, grid_index(window.edge) + 18)
+    ]
+    trained = []
+    for b in range(0, len(runs), 64):
+        batch = runs[b : b + 64]
+        etas = np.array([grid_rate(i) for _, _, i, _ in batch])
+        loss = to_end(
+            descend(
+                settings,
+                x,
+                [starts[d_k] for _, d_k, _, _ in batch],
+                [rule for rule, *_ in batch],
+                200,
+                etas,
+                every_step=False,
+            )
+        )["loss"]
+        trained += list(loss[:, 1] < TRAINED * loss[:, 0])
+    differ, tops = [], {}
+    for (rule, d_k, i, window), full in zip(runs, trained, strict=True):
+        eta = grid_rate(i)
+        if full:
+            tops[rule, d_k] = eta
+        shown = window.trained[window.learning_rates == eta]
+        if shown.size and bool(shown[0]) != bool(full):
+            differ.append((rule, d_k, eta, bool(full)))
+    moved = [
+        (rule, d_k, window.edge, tops.get((rule, d_k)))
+        for rule in EDGE_RULES
+        for d_k, window in zip(EDGE_D_KS, rates.window[rule], strict=True)
+        if np.isfinite(window.edge) and tops.get((rule, d_k)) != window.edge
+    ]
+    assert len(differ) <= 1, differ
+    assert len(moved) <= len(differ), (moved, differ)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_an_edge_is_marked_chaotic_where_its_twin_finds_another(seed):
+    """``rates.chaotic`` (the window's η run again from W_Q nudged by 1e-12) against a
+    whole search from the nudged start (``learning_rates(nudge=True)``): marked exactly
+    where the twin's edge differs."""
+    rates, twin = page_rates(seed)
+    for rule in EDGE_RULES:
+        differs = ~((rates.edge[rule] == twin.edge[rule]) | np.isnan(rates.edge[rule]))
+        np.testing.assert_array_equal(rates.chaotic[rule], differs, err_msg=rule)

@@ -399,7 +399,8 @@ RATE_SOURCES = (
     + ["lr_sweep:edge"]
     + [f"{view}:{rule}" for view in ("best_loss", "best_lr") for rule in SCALING_RULES]
     + [f"best_lr:theory:{rule}" for rule in SCALING_RULES]
-    + ["best_lr:mup"]
+    + ["best_lr:mup", "best_lr:chaotic"]
+    + [f"best_lr:{part}:{rule}" for part in ("window", "holes") for rule in EDGE_RULES]
 )
 
 
@@ -427,8 +428,30 @@ def assert_swept_as_here(shown: dict, settings: Settings):
     assert none[-1] > 0.8 * start["none"][-1]  # no η trains the unscaled model far out
     sqrt = np.array(shown["best_loss:sqrt"]["y"])
     assert np.all(sqrt < 0.01 * start["sqrt"])  # ÷ √d_k trains every d_k of the curves
-    far = [e for d, e in zip(*shown["best_lr:sqrt"].values(), strict=True) if d >= 1024]
-    assert max(far) / min(far) < 3  # ... at an edge that settles far out
+    marked = shown["best_lr:chaotic"]
+    chaotic_points = set(zip(marked["d_k"], marked["y"], strict=True))
+    chaotic = set(chaotic_points)
+    for each in EDGE_RULES:  # each window's ticks reach its edge; its holes lie under it
+        edges = dict(
+            zip(shown[f"best_lr:{each}"]["d_k"], shown[f"best_lr:{each}"]["y"], strict=True)
+        )
+        ticks, holes = shown[f"best_lr:window:{each}"], shown[f"best_lr:holes:{each}"]
+        for d_k, edge in edges.items():
+            if np.isfinite(edge):
+                assert (
+                    max(y for d, y in zip(ticks["d_k"], ticks["y"], strict=True) if d == d_k)
+                    == edge
+                )
+        assert all(y < edges.get(d, np.inf) for d, y in zip(holes["d_k"], holes["y"], strict=True))
+        chaotic -= set(edges.items())
+    assert chaotic == set()  # every × sits on an edge
+    sqrt = shown["best_lr:sqrt"]
+    far = [
+        e
+        for d, e in zip(sqrt["d_k"], sqrt["y"], strict=True)
+        if d >= 1024 and (d, e) not in chaotic_points
+    ]
+    assert max(far) / min(far) < 3  # ... at an edge that settles far out (× aside)
     # ÷ d_k's edges as μP's base rate η0 = η 16 / d_k: those points, and flat from 16 on
     linear, mup = shown["best_lr:linear"], shown["best_lr:mup"]
     assert list(mup["d_k"]) == list(linear["d_k"])

@@ -6,7 +6,7 @@ current d_k, and the loss after training against d_k (a run whose end depends
 on rounding, chaotic, is drawn dashed). Then, far past the slider
 (``app.rates``): the loss against η at a few d_k for the current rule, each
 rule's best loss over η, and each rule's edge of stability (the largest η that
-trains) with its theory, against d_k.
+trains) with its window, its holes and its theory, against d_k.
 """
 
 from typing import ClassVar
