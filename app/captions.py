@@ -154,6 +154,7 @@ def _saturated(r: Results) -> dict:
     )
     return _rule_kind(r) | {
         "share": r.share,
+        "every_logit_zero": s.scaling == "qk_norm" and s.d_k == 1,
         "has_bound": bool(np.isfinite(bound)),
         "share_bound": bound,
         "at_1024": _at_1024(r, "saturated_share", percent=True),

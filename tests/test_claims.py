@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 import test_questions
 from test_questions import (
+    draw,
     initial_loss,
     layer_norm,
     metric,
@@ -253,6 +254,9 @@ INDEPENDENT = {
     "theory_shown": lambda h: _theory_checked(h),
     "none_collapses": lambda h: _theory_checked(h) and 16 < _collapse_d_k(h) < 65536,
     "sqrt_trains": lambda h: not np.isnan(h.r.rates.edge["sqrt"]).all(),
+    # the temperature question: the other rule's temperature, and its weights
+    "t_on_slider": lambda h: 0.1 <= round(_one_knob_other(h)[1], 12) <= 4.0,
+    "same_weights": lambda h: _same_weights(h),
     # a window's hole: an η of its grid under the edge that fails (the windows themselves
     # are checked against full runs in test_rates.py)
     "any_holes": lambda h: any(
@@ -300,6 +304,23 @@ def _theory_checked(h: Here) -> bool:
 
 def _collapse_d_k(h: Here) -> float:
     return (11.5 * h.s.temperature / h.s.variance) ** 2
+
+
+def _one_knob_other(h: Here) -> tuple[str, float]:
+    """The rule the temperature question sets beside the one on screen (÷ √d_k beside
+    none, none beside the others), and the temperature that gives it the same c/T."""
+    other = "sqrt" if h.s.scaling == "none" else "none"
+    c_over_t = scale(h.s, h.s.scaling, h.d_k) / h.s.temperature
+    return other, scale(h.s, other, h.d_k) / c_over_t
+
+
+def _same_weights(h: Here) -> bool:
+    """The other rule at its temperature gives the very weights on screen (to 1e-12)."""
+    other, t = _one_knob_other(h)
+    q, k = draw(h.s, h.d_k)
+    theirs = softmax(scale(h.s, other, h.d_k) * (q @ k.T) / t)  # T off the slider too
+    mine = rows(h.s, h.s.scaling, h.d_k)["weights"]
+    return bool(np.abs(theirs - mine).max() < 1e-12)
 
 
 def _initial_weights(h: Here, rule: str, d_k: int) -> np.ndarray:

@@ -234,3 +234,27 @@ def test_defect_7_each_edge_mark_lies_on_its_curve_or_is_not_drawn():
             around = rates.loss[rule][i][j - 1 : j + 1]
             assert around.min() <= y <= around.max(), (rule, eta, y, around)
     assert len(edge_marks(rates, "linear", rates.edge["linear"])["eta"]) == 1  # d_k = 16
+
+
+def test_defect_7_the_temperature_question_says_same_not_at_most_0():
+    """Where the other rule's weights are the very ones on screen the answer says so (it
+    said "differ by at most 0"), and a temperature the slider cannot set (0.0312 for
+    ÷ √d_k beside none at d_k = 1024) is called off the slider."""
+    step = next(q for q in QUESTIONS if q.slug == "softmax-interaction").steps[0]
+    for changes, off in (({"d_k": 16}, False), ({"d_k": 1024}, True)):
+        s = settings_of(0, scaling="none", **changes)
+        r = Results(s, 2.0, simulate(s), sweep(s, D_K_OPTIONS), {}, None, None, 0.0)
+        said = step.answer(r)
+        assert "at most 0 " not in said and "at most 0." not in said, said
+        if step.numbers(r)["same_weights"]:
+            assert "Their weights are the same, to rounding." in said
+        assert ("off the slider" in said) == off, said
+
+
+def test_defect_7_qk_norm_at_d_k_1_says_every_logit_is_0():
+    """Under QK-norm at d_k = 1 every logit is 0: the saturation summary says so, not
+    "the Gaussian model expects at most 0%" (the bound is drawn only from d_k = 35)."""
+    s = settings_of(0, d_k=1, scaling="qk_norm")
+    r = Results(s, 2.0, simulate(s), sweep(s, D_K_OPTIONS), {}, None, None, 0.0)
+    said = summary("saturated", r).text
+    assert "every logit is 0" in said and "at most 0%" not in said, said

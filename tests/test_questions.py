@@ -349,8 +349,9 @@ def expected(name: str, e: Results):
         "half_step": lambda: half_step,
         "ratio_error": lambda: math.exp(2 * half_step),
         "c_over_t": lambda: c / t,
-        "t_none": lambda: t / c,
-        "t_sqrt": lambda: t / (c * math.sqrt(d)),
+        "t_other": lambda: t / (c * math.sqrt(d)) if rule == "none" else t / c,
+        "t_low": lambda: 0.1,
+        "t_high": lambda: 4.0,
         # none at T' = T/c, or sqrt at T' = T/(c sqrt(d_k)): the same c/T
         "difference": lambda: np.abs(mine["weights"] - softmax(scores * c / t)).max(),
         "score": lambda: scores[0, 0],
@@ -528,10 +529,10 @@ def test_the_temperature_and_the_scale_are_one_knob():
     first, second = (numbers_of("softmax-interaction", i)[1] for i in (0, 1))
     np.testing.assert_allclose(first.snap.weights, second.snap.weights, rtol=1e-12)
     for e in (first, second):
-        numbers = question("softmax-interaction").steps[0].numbers(e)
-        for rule, t in (("none", numbers["t_none"]), ("sqrt", numbers["t_sqrt"])):
-            other = simulate(replace(e.settings, scaling=rule, temperature=t))
-            np.testing.assert_allclose(other.weights, e.snap.weights, rtol=1e-12)
+        t = question("softmax-interaction").steps[0].numbers(e)["t_other"]
+        rule = "sqrt" if e.settings.scaling == "none" else "none"
+        other = simulate(replace(e.settings, scaling=rule, temperature=t))
+        np.testing.assert_allclose(other.weights, e.snap.weights, rtol=1e-12)
 
 
 def test_the_temperature_question_does_not_set_its_answer_before_it_is_revealed():
@@ -541,7 +542,7 @@ def test_the_temperature_question_does_not_set_its_answer_before_it_is_revealed(
     first = question("softmax-interaction").steps[0]
     _, e = numbers_of("softmax-interaction", 0)
     assert first.scenario["temperature"] == 1.0
-    assert first.numbers(e)["t_none"] == 4.0 != first.scenario["temperature"]
+    assert first.numbers(e)["t_other"] == 4.0 != first.scenario["temperature"]
 
 
 def test_lower_temperature_sharpens_every_row():

@@ -21,6 +21,7 @@ from app.questions.reading import (
     TRAINING_D_KS,
 )
 from app.questions.steps import Question, Step
+from app.scenario import TEMPERATURE_RANGE
 from app.simulation import SATURATION, layer_norm, simulate
 
 # 8. How does scaling help numerical stability in large models?
@@ -65,14 +66,20 @@ def _one_knob(r):
         other = r.snap.q @ r.snap.k.T / (math.sqrt(s.d_k) * t_sqrt)
     else:
         other = r.snap.q @ r.snap.k.T / t_none
+    t_other = t_sqrt if s.scaling == "none" else t_none
+    difference = float(np.abs(r.snap.weights - read.weights_of(other)).max())
+    low, high = TEMPERATURE_RANGE
     return (
         read.setting(r)
         | read.on_screen(r, ["spread", "max_weight"])
         | {
             "c_over_t": s.scale / s.temperature,
-            "t_none": t_none,
-            "t_sqrt": t_sqrt,
-            "difference": float(np.abs(r.snap.weights - read.weights_of(other)).max()),
+            "t_other": t_other,
+            "t_on_slider": low <= round(t_other, 12) <= high,
+            "t_low": low,
+            "t_high": high,
+            "difference": difference,
+            "same_weights": difference < SAME_WEIGHTS,
             "rule_is_none": s.scaling == "none",
             "rule_is_qk_norm": s.scaling == "qk_norm",
             "spread_theory": float(
