@@ -5,9 +5,10 @@ them at the default scenario: the sweep, the training runs and the
 learning-rate sweep of a scenario are computed once and shared (``swept``,
 ``trained``, ``rates_swept``). The training runs of a new scenario are
 computed after the controls rest, a group of d_k at a time
-(``train_in_groups``), then its learning-rate sweep (``sweep_learning_rates``):
-in the browser between the page's own events, on a server in a worker
-thread. ``Training`` keeps the runs of a page's scenario.
+(``train_in_groups``), then its learning-rate sweep and then the sweep's check
+for chaos (``sweep_learning_rates``): in the browser between the page's own
+events, on a server in a worker thread. ``Training`` keeps the runs of a page's
+scenario.
 """
 
 import asyncio
@@ -20,11 +21,11 @@ import panel as pn
 from panel.io import hold
 
 from app.environment import in_browser, making_snapshot
-from app.rates import learning_rates, rates_steps
+from app.rates import chaos_steps, rates_steps
 from app.scenario import D_K_OPTIONS
 from app.simulation import Settings
 from app.sweep import sweep
-from app.training import training_steps, training_sweep
+from app.training import to_end, training_steps, training_sweep
 
 # How often (s) the page shows how far the learning-rate sweep has got.
 PROGRESS_EVERY = 0.5
@@ -61,8 +62,15 @@ def trained(settings: Settings, learning_rate: float) -> dict:
 
 @_shared(maxsize=8)
 def rates_swept(settings: Settings):
-    """``rates.learning_rates`` of the training's settings (about 5 s in CPython here)."""
-    return learning_rates(settings)
+    """``rates.rates_steps`` of the training's settings, to their end: not yet checked
+    for chaos."""
+    return to_end(rates_steps(settings))
+
+
+@_shared(maxsize=8)
+def rates_checked(settings: Settings):
+    """``rates_swept``, checked for chaos (``rates.chaos_steps``)."""
+    return to_end(chaos_steps(settings, rates_swept(settings)))
 
 
 async def train_in_groups(
@@ -100,9 +108,10 @@ async def sweep_learning_rates(
     done: Callable[[object], None],
 ):
     """The learning-rate sweep of ``settings`` once ``trained()`` (the runs at the
-    slider's learning rate come first): in the browser a step at a time, telling
-    ``progress(share done)`` every PROGRESS_EVERY seconds; ``done(sweep)`` at the end.
-    Stops as soon as ``wanted()`` is false."""
+    slider's learning rate come first), then its check for chaos: in the browser a
+    step at a time, telling ``progress(share done)`` of the sweep every
+    PROGRESS_EVERY seconds; ``done(rates)`` once swept (``chaotic`` None) and again
+    once checked. Stops as soon as ``wanted()`` is false."""
     while not trained():
         await asyncio.sleep(TRAINING_DELAY)
         if not wanted():
@@ -116,11 +125,20 @@ async def sweep_learning_rates(
                 progress(share)
                 shown = time.perf_counter()
 
-        result = await _between_steps(rates_steps(settings), lambda: not wanted(), tell)
+        swept = await _between_steps(rates_steps(settings), lambda: not wanted(), tell)
+        if swept is None or not wanted():
+            return
+        done(swept)
+        checked = await _between_steps(chaos_steps(settings, swept), lambda: not wanted())
     else:
-        result = await asyncio.get_running_loop().run_in_executor(None, rates_swept, settings)
-    if result is not None and wanted():
-        done(result)
+        loop = asyncio.get_running_loop()
+        swept = await loop.run_in_executor(None, rates_swept, settings)
+        if not wanted():
+            return
+        done(swept)
+        checked = await loop.run_in_executor(None, rates_checked, settings)
+    if checked is not None and wanted():
+        done(checked)
 
 
 async def _between_steps(steps, cancelled, tell=None):
@@ -140,6 +158,14 @@ async def _between_steps(steps, cancelled, tell=None):
             if cancelled():
                 return None
             given_way = time.perf_counter()
+
+
+def rates_state(rates) -> str:
+    """What the page says of a learning-rate sweep: "sweeping" (None yet), "swept"
+    (shown, its edges not yet checked for chaos) or "checked"."""
+    if rates is None:
+        return "sweeping"
+    return "swept" if rates.chaotic is None else "checked"
 
 
 def _schedule(work: Callable):
@@ -171,7 +197,7 @@ class Training:
         self.scenario, self._show = scenario, show
         self.runs: dict = {}  # {d_k: {rule: TrainingRun}}
         self._for = None  # the scenario's training() they are for
-        self.rates = None  # its rates.LearningRates, once done
+        self.rates = None  # its rates.LearningRates, once swept (then checked for chaos)
         self.rates_progress = 0.0  # the share of their work done meanwhile
         self._rates_for = None  # the training settings (no learning rate) it is for
 
@@ -187,7 +213,7 @@ class Training:
         self.runs = dict(trained(*self._for))  # a copy: more runs join it
         if making_snapshot():  # the default scenario's, shown at once
             self._rates_for = self._for[0]
-            self.rates, self.rates_progress = rates_swept(self._for[0]), 1.0
+            self.rates, self.rates_progress = rates_checked(self._for[0]), 1.0
             self._show("training", "rates")
         else:
             self._show("training")

@@ -287,8 +287,14 @@ def _listed(values, fmt="{:.3g}") -> str:
 
 
 def _rates(r: Results) -> dict:
-    """Whether the learning rates are done, and how far they have got."""
-    return {"swept": r.rates is not None, "progress": r.rates_progress, "d_model": DEFAULT_D_MODEL}
+    """Whether the learning rates are done, and how far they have got; ``checking``,
+    whether their edges are still being checked for chaos."""
+    return {
+        "swept": r.rates is not None,
+        "checking": r.rates is not None and not r.rates.checked,
+        "progress": r.rates_progress,
+        "d_model": DEFAULT_D_MODEL,
+    }
 
 
 def settling(rule: str, settings) -> dict:
@@ -325,7 +331,7 @@ def _lr_sweep(r: Results) -> dict:
         return numbers
     lowest = r.rates.best(rule)[0]
     edges = r.rates.edge.get(rule, np.full(len(EDGE_D_KS), np.nan))
-    chaotic = r.rates.chaotic.get(rule, np.zeros(len(EDGE_D_KS), dtype=bool))
+    chaotic = r.rates.moved(rule)
     at = [EDGE_D_KS.index(d) for d in CURVE_D_KS]
     return numbers | {
         "curve_d_ks": ", ".join(map(str, CURVE_D_KS)),
@@ -378,7 +384,7 @@ def _best_lr(r: Results) -> dict:
         return numbers
     rates = r.rates
     edges = {
-        rule: [written(e, c) for e, c in zip(rates.edge[rule], rates.chaotic[rule], strict=True)]
+        rule: [written(e, c) for e, c in zip(rates.edge[rule], rates.moved(rule), strict=True)]
         for rule in EDGE_RULES
     }
     holes = [
@@ -389,7 +395,7 @@ def _best_lr(r: Results) -> dict:
     ]
     return numbers | {
         "edge_rows": _rows(r, edges),
-        "any_edge_chaotic": any(rates.chaotic[rule].any() for rule in EDGE_RULES),
+        "any_edge_chaotic": any(rates.moved(rule).any() for rule in EDGE_RULES),
         "any_holes": bool(holes),
         "holes": "; ".join(holes),
     }

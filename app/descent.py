@@ -60,14 +60,15 @@ def softmax_terms(z: np.ndarray) -> tuple:
     z -= z.max(axis=-1, keepdims=True)
     p = np.exp(z, out=z)
     total = p.sum(axis=-1, keepdims=True)
-    p /= total  # P = softmax(Z); the largest weight of a row is 1 / total
+    inverse = 1.0 / total
+    p *= inverse  # P = softmax(Z); the largest weight of a row is 1 / total
     p_ii = p[:, diagonal, diagonal]
     p_sq = np.einsum("bij,bij->bi", p, p)
     loss = np.sum(p_sq - p_ii**2 + (1.0 - p_ii) ** 2, axis=-1) / (2 * n)
     g = p - (p_sq - p_ii)[..., None]
     g *= p
     g[:, diagonal, diagonal] -= p_ii
-    return loss, 1.0 / total[..., 0], g
+    return loss, inverse[..., 0], g
 
 
 class GramRuns:
@@ -83,7 +84,7 @@ class GramRuns:
     """
 
     def __init__(self, x, grams, a, eta):
-        self.x = x
+        self.x, self.x_t = x, np.ascontiguousarray(x.T)
         self.g_q, self.g_k, self.c = (np.array(g, dtype=float) for g in grams)
         self.a, self.eta = a[:, None, None], eta[:, None, None]
         self._s = None
@@ -94,12 +95,12 @@ class GramRuns:
         self.a, self.eta = self.a[runs], self.eta[runs]
 
     def logits(self) -> np.ndarray:
-        return self.x @ (self.c * self.a) @ self.x.T  # Z = a X C X^T
+        return (self.x @ (self.c * self.a)) @ self.x_t  # Z = a X C X^T
 
     def gradient(self, g: np.ndarray) -> np.ndarray:
         """Take ``g`` = n dL/dZ; ||dL/dW_Q||_F of every run."""
         n = self.x.shape[0]
-        self._s = (self.x.T @ g @ self.x) * (self.a / n)  # S = a X^T (dL/dZ) X
+        self._s = (self.x_t @ (g @ self.x)) * (self.a / n)  # S = a X^T (dL/dZ) X
         s_k = self._s @ self.g_k
         # ||S W_K||_F^2 = tr(S G_K S^T)
         return np.sqrt(np.maximum(np.einsum("bij,bij->b", s_k, self._s), 0.0))

@@ -19,8 +19,8 @@ value``, empty where they do not apply. Sections:
   (``final_loss``, ``accuracy``), once the sweep is done;
 - ``edges``: per rule (not QK-norm) and d_k, its edge of stability, the largest
   learning rate of the grid that trains (``edge``; empty where none does), whether a
-  nudge of 1e-12 moves it (``chaotic``, 1 or 0), and at each learning rate of its
-  window whether it trains (``trained``, 1 or 0), once done.
+  nudge of 1e-12 moves it (``chaotic``, 1 or 0; empty until checked), and at each
+  learning rate of its window whether it trains (``trained``, 1 or 0), once done.
 """
 
 import csv
@@ -105,11 +105,12 @@ def scenario_csv(query: str, curves: dict, snap, runs: dict, rates=None) -> str:
                     )
         for rule, edges in rates.edge.items():
             for d, v, moved, window in zip(
-                rates.edge_d_ks, edges, rates.chaotic[rule], rates.window[rule], strict=True
+                rates.edge_d_ks, edges, rates.moved(rule), rates.window[rule], strict=True
             ):
                 edge = repr(float(v)) if v == v else ""
                 writer.writerow(("edges", rule, d, "", "", "", "", "edge", edge))
-                writer.writerow(("edges", rule, d, "", "", "", "", "chaotic", int(moved)))
+                chaotic = int(moved) if rates.checked else ""  # empty: not yet checked
+                writer.writerow(("edges", rule, d, "", "", "", "", "chaotic", chaotic))
                 writer.writerows(
                     ("edges", rule, d, "", "", "", repr(float(eta)), "trained", int(ok))
                     for eta, ok in zip(window.learning_rates, window.trained, strict=True)

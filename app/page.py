@@ -26,7 +26,7 @@ from panel.io import hold
 
 from app.address import Address
 from app.asset import asset
-from app.background import Training, swept
+from app.background import Training, rates_state, swept
 from app.captions import caption, summary
 from app.controls import (
     FOCUS_CSS,
@@ -274,7 +274,7 @@ class AttentionLab(pn.viewable.Viewer):
         self._new_results()  # the runs (or the learning rate) changed
         self._refresh(*parts)
         self.training_state.text = "trained" if self.training.complete else "training"
-        self.rates_state.text = "swept" if self.training.rates is not None else "sweeping"
+        self.rates_state.text = rates_state(self.training.rates)
         self._show_words()
         self._show_answer()
 
@@ -348,7 +348,8 @@ class AttentionLab(pn.viewable.Viewer):
         # Hidden too: "training" until the runs at every d_k are done, then "trained" (the
         # training views, which say so in their titles, may be off screen).
         self.training_state = Div(text="training", name="lab-training", visible=False)
-        # And "sweeping" until the learning-rate sweep is done, then "swept".
+        # And "sweeping" until the learning-rate sweep is done, then "swept" until it is
+        # checked for chaos, then "checked".
         self.rates_state = Div(text="sweeping", name="lab-rates", visible=False)
         self.scroll = Div(text="", name="lab-scroll", visible=False)
         self.scroll.js_on_change("text", CustomJS(code=SCROLL_JS))

@@ -23,7 +23,7 @@ What sets the edge, and how the theory was found and checked: docs/theory.md,
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -114,8 +114,9 @@ class LearningRates:
         LARGEST_RATE does.
     window : dict of str to tuple of Window, (edges,)
         Each rule's window at each d_k: the grid η run near the edge, and which train.
-    chaotic : dict of str to ndarray of bool, shape (edges,)
-        Whether a nudge of 1e-12 (W_Q as ``training.nudged``) moves the edge.
+    chaotic : dict of str to ndarray of bool, shape (edges,), or None
+        Whether a nudge of 1e-12 (W_Q as ``training.nudged``) moves the edge; None
+        until checked (``chaos_steps``, after the rest is shown).
     theory : dict of str to ndarray, shape (THEORY_D_KS,)
         The theory of the edge (``edge_theory``); NaN where it predicts no training,
         and for QK-norm and scenarios it was not checked for (all NaN).
@@ -129,8 +130,19 @@ class LearningRates:
     edge_d_ks: np.ndarray
     edge: dict
     window: dict
-    chaotic: dict
+    chaotic: dict | None
     theory: dict
+
+    @property
+    def checked(self) -> bool:
+        """Whether the edges are checked for chaos (``chaos_steps``)."""
+        return self.chaotic is not None
+
+    def moved(self, rule: str) -> np.ndarray:
+        """Whether a nudge of 1e-12 moves each of ``rule``'s edges: ``chaotic``, all
+        false until checked and for a rule whose edge is not sought."""
+        unknown = np.zeros(len(self.edge_d_ks), dtype=bool)
+        return unknown if self.chaotic is None else self.chaotic.get(rule, unknown)
 
     def best(self, rule: str) -> tuple[np.ndarray, np.ndarray]:
         """``rule``'s lowest loss over the learning rates at each d_k of the curves, and
@@ -613,10 +625,11 @@ def _guess(rule: str, d_k: int, settings: Settings, d_model: int) -> float:
 def rates_steps(
     settings: Settings, steps: int = DEFAULT_STEPS, d_model: int = DEFAULT_D_MODEL, nudge=False
 ):
-    """The ``LearningRates`` of ``settings`` (its d_k and rule aside) one step at a time:
-    a generator that yields how far it has got (a share of its work, 0 to 1) and
-    returns them. The edges first (about a third of the work), then the curves.
-    ``nudge``: every run from W_Q nudged as ``training.nudged`` does (a twin)."""
+    """The ``LearningRates`` of ``settings`` (its d_k and rule aside) one step at a time,
+    not yet checked for chaos (``chaotic`` None: ``chaos_steps``): a generator that
+    yields how far it has got (a share of its work, 0 to 1) and returns them. The
+    edges first (about a third of the work), then the curves. ``nudge``: every run
+    from W_Q nudged as ``training.nudged`` does (a twin)."""
     starts = {}
     for d_k in sorted(set(CURVE_D_KS) | set(EDGE_D_KS)):
         draw = drawn_rows(settings, d_k, d_model, nudge)
@@ -631,21 +644,15 @@ def rates_steps(
         at = edge_theory(rule, EDGE_D_KS, settings, kappa, sigma, d_model)
         for d_k, eta in zip(EDGE_D_KS, at, strict=True):
             guesses[rule, d_k] = eta if np.isfinite(eta) else _guess(rule, d_k, settings, d_model)
-    twins = {}
-    for d_k in EDGE_D_KS:
-        _, twins[d_k] = yield from _shares(drawn_rows(settings, d_k, d_model, not nudge), _none)
     batch = len(SCALING_RULES) * len(LEARNING_RATES)  # the runs of one curve's batch
     edge_work = WINDOW_PROBES * len(guesses)  # probes, about
-    twin_work = (WINDOW_BELOW + WINDOW_ABOVE + 1) * len(guesses)
-    total = edge_work + twin_work + batch * len(CURVE_D_KS)
+    total = edge_work + batch * len(CURVE_D_KS)
     work = edge_steps(settings, x, starts, guesses, steps, collapsed(guesses, settings))
     found = yield from _shares(work, lambda probes: min(probes, edge_work) / total)
-    work = twin_steps(settings, x, twins, found, steps)
-    moved = yield from _shares(work, lambda probes: (edge_work + min(probes, twin_work)) / total)
     ends = []
     for i, d_k in enumerate(CURVE_D_KS):
         work = curve_steps(settings, x, starts[d_k], steps)
-        before = edge_work + twin_work + i * batch
+        before = edge_work + i * batch
         share = lambda step, before=before: (before + batch * step / (steps + 1)) / total  # noqa: E731
         ends.append((yield from _shares(work, share)))
     return LearningRates(
@@ -657,16 +664,45 @@ def rates_steps(
         edge_d_ks=np.array(EDGE_D_KS),
         edge={rule: np.array([found[rule, d].edge for d in EDGE_D_KS]) for rule in EDGE_RULES},
         window={rule: tuple(found[rule, d] for d in EDGE_D_KS) for rule in EDGE_RULES},
-        chaotic={rule: np.array([moved[rule, d] for d in EDGE_D_KS]) for rule in EDGE_RULES},
+        chaotic=None,
         theory=theory,
     )
+
+
+def chaos_steps(
+    settings: Settings,
+    rates: LearningRates,
+    steps: int = DEFAULT_STEPS,
+    d_model: int = DEFAULT_D_MODEL,
+    nudge=False,
+):
+    """``rates`` (of ``settings``, from ``rates_steps``) checked for chaos: every η of
+    every window run again from W_Q nudged by 1e-12 (``twin_steps``; from W_Q not
+    nudged where ``rates`` are a twin's, ``nudge``). A generator yielding a share of
+    its work; returns ``rates`` with ``chaotic``."""
+    twins = {}
+    for d_k in EDGE_D_KS:
+        x, twins[d_k] = yield from _shares(drawn_rows(settings, d_k, d_model, not nudge), _none)
+    windows = {
+        (rule, d_k): window
+        for rule in EDGE_RULES
+        for d_k, window in zip(EDGE_D_KS, rates.window[rule], strict=True)
+    }
+    work = sum(len(w.learning_rates) for w in windows.values())
+    moved = yield from _shares(
+        twin_steps(settings, x, twins, windows, steps), lambda probes: min(probes / work, 1.0)
+    )
+    chaotic = {rule: np.array([moved[rule, d] for d in EDGE_D_KS]) for rule in EDGE_RULES}
+    return replace(rates, chaotic=chaotic)
 
 
 def learning_rates(
     settings: Settings, steps: int = DEFAULT_STEPS, d_model: int = DEFAULT_D_MODEL, nudge=False
 ) -> LearningRates:
-    """``rates_steps`` to its end: every rule at every learning rate, far past the slider."""
-    return to_end(rates_steps(settings, steps, d_model, nudge))
+    """``rates_steps``, then ``chaos_steps``, to their end: every rule at every learning
+    rate, far past the slider, checked for chaos."""
+    rates = to_end(rates_steps(settings, steps, d_model, nudge))
+    return to_end(chaos_steps(settings, rates, steps, d_model, nudge))
 
 
 def _none(_):

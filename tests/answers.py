@@ -19,12 +19,12 @@ from urllib.parse import parse_qsl
 import numpy as np
 from browser import READ_SOURCES_JS
 
-from app.background import rates_swept, swept, trained
+from app.background import rates_checked, rates_swept, swept, trained
 from app.captions import summary
 from app.controls import _SLIDER_SCALES, Scenario
 from app.descent import descend
 from app.questions import question
-from app.rates import CURVE_D_KS, LEARNING_RATES, drawn_rows, learning_rates
+from app.rates import CURVE_D_KS, LEARNING_RATES, drawn_rows, learning_rates, rates_steps
 from app.results import Results
 from app.scenario import (
     D_K_OPTIONS,
@@ -185,9 +185,10 @@ def _built(section: str):
     return _BUILT[section]
 
 
-def results_of(expected: Expected, runs_done: bool, rates_done: bool, twin: bool = False):
+def results_of(expected: Expected, runs_done: bool, rates_done: str | bool, twin: bool = False):
     """The page's ``Results`` for ``expected``, computed here: the training runs and the
-    learning-rate sweep as the page has them (done, or not yet); ``twin``: those of the
+    learning-rate sweep as the page has them (done, or not yet; the sweep "swept" or
+    "checked" for chaos, True for checked); ``twin``: those of the
     twin runs from the nudged start (``training.nudged``), each training run keeping
     the step from which it is chaotic."""
     s = Scenario(**{name: expected.scenario[name] for name in FIELDS})
@@ -195,13 +196,18 @@ def results_of(expected: Expected, runs_done: bool, rates_done: bool, twin: bool
     snap = simulate(settings)
     training, learning_rate = s.training()
     runs = trained(training, learning_rate) if runs_done else {}
-    rates = rates_swept(training) if rates_done else None
+    rates = None
+    if rates_done:
+        rates = rates_swept(training) if rates_done == "swept" else rates_checked(training)
     if twin:
         runs = {
             d_k: {rule: replace(r.twin, chaotic_from=r.chaotic_from) for rule, r in rules.items()}
             for d_k, rules in runs.items()
         }
-        rates = learning_rates(training, nudge=True) if rates_done else None
+        if rates_done == "swept":
+            rates = to_end(rates_steps(training, nudge=True))
+        elif rates_done:
+            rates = learning_rates(training, nudge=True)
     return Results(
         settings,
         learning_rate,
@@ -317,7 +323,8 @@ KEPT_TILL_SWEPT = ("lr_sweep:", "best_loss:", "best_lr:")
 def _figures(reading: dict, expected: Expected) -> list[str]:
     """The data, renderers and words of the sections on screen, against CPython's."""
     problems = []
-    runs_done, rates_done = reading["training"] == "trained", reading["rates"] == "swept"
+    runs_done = reading["training"] == "trained"
+    rates_done = reading["rates"] if reading["rates"] in ("swept", "checked") else False
     results = results_of(expected, runs_done, rates_done)
     shown = reading["sources"]
     for section in expected.sections():

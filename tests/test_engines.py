@@ -178,7 +178,7 @@ def test_the_learning_rate_sweep_is_there_at_once_and_sweeps_anew(engine, site_u
     test_site.test_the_learning_rate_views_show_the_sweep_of_their_scenario)."""
     engine.goto(site_url + "?section=learning")
     wait_until_ready(engine)
-    assert engine.evaluate(RATES_JS) == "swept"
+    assert engine.evaluate(RATES_JS) == "checked"
     defaults = Settings(d_k=64, scaling="sqrt", **DEFAULT)
     assert_swept_as_here(sources(engine, *RATE_SOURCES), defaults)
     assert engine.errors() == []
@@ -188,7 +188,7 @@ def test_the_learning_rate_sweep_is_there_at_once_and_sweeps_anew(engine, site_u
     engine.goto(site_url + "?section=learning&variance=1.05")
     wait_until_ready(engine)
     engine.wait_for(COUNTING_JS, timeout=120)
-    engine.wait_for(f"{RATES_JS} === 'swept'", timeout=600)
+    engine.wait_for(f"{RATES_JS} === 'checked'", timeout=600)
     assert not engine.evaluate(COUNTING_JS)
     new = Settings(d_k=64, scaling="sqrt", **(DEFAULT | {"variance": 1.05}))
     assert_swept_as_here(sources(engine, *RATE_SOURCES), new)

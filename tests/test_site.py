@@ -390,8 +390,8 @@ def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offli
 
 
 # True once the page's learning-rate sweep is done (its hidden lab-rates marker says so).
-SWEPT_JS = "() => [...Bokeh.documents].at(-1).get_model_by_name('lab-rates')?.text === 'swept'"
-SWEEPING_JS = SWEPT_JS.replace("'swept'", "'sweeping'")
+CHECKED_JS = "() => [...Bokeh.documents].at(-1).get_model_by_name('lab-rates')?.text === 'checked'"
+SWEEPING_JS = CHECKED_JS.replace("'checked'", "'sweeping'")
 # The learning-rate views' sources: one curve per d_k and the curves' edges; each rule's
 # lowest losses, and its edges with their theory.
 RATE_SOURCES = (
@@ -469,7 +469,7 @@ def test_the_learning_rate_views_show_the_sweep_of_their_scenario(offline, site_
     console = Console(page)
     page.goto(site_url + "?section=learning")
     wait_until_ready(page)
-    assert page.evaluate(SWEPT_JS)
+    assert page.evaluate(CHECKED_JS)
     defaults = Settings(d_k=64, scaling="sqrt", **DEFAULT)
     assert_swept_as_here(read_sources(page, RATE_SOURCES), defaults)
     slider_handle(page, "variance").press("ArrowRight")  # v 1 -> 1.05
@@ -477,7 +477,7 @@ def test_the_learning_rate_views_show_the_sweep_of_their_scenario(offline, site_
     page.wait_for_function(f"() => ({MODELS_JS})('Figure').some((f) => {counting})")
     slider_handle(page, "d_k").press("ArrowRight")  # while it sweeps: d_k 64 -> 128
     wait_for_source(page, "training_sweep:marker", "(d) => d.d_k[0] === 128", timeout=30_000)
-    page.wait_for_function(SWEPT_JS, timeout=300_000, polling=100)
+    page.wait_for_function(CHECKED_JS, timeout=300_000, polling=100)
     new = Settings(d_k=128, scaling="sqrt", **(DEFAULT | {"variance": 1.05}))
     assert_swept_as_here(read_sources(page, RATE_SOURCES), new)
     titles = page.evaluate(f"({MODELS_JS})('Figure').map((f) => f.title.text)")
@@ -971,7 +971,7 @@ def test_every_question_answers_with_the_numbers_of_its_scenario(offline, site_u
             here = evidence(step.scenario)
             page.wait_for_function(TRAINED_JS)
             if step.answer(replace(here, rates=None, rates_progress=0.0)) != step.answer(here):
-                page.wait_for_function(SWEPT_JS, timeout=300_000, polling=100)
+                page.wait_for_function(CHECKED_JS, timeout=300_000, polling=100)
             here = trained_as_on_page(page, here)
             expected = answer_words(step.answer(here))
             assert expected != answer_words(text("notices", "training pending"))

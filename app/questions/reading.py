@@ -112,8 +112,9 @@ def rates(r: Results, rules, need: bool = True, d_ks=CURVE_D_KS) -> dict:
     a percentage of its start, and ``{rule}_edge_{d_k}``, its edge of stability there, written
     out (– where none, † where a nudge of 1e-12 moves it); ``any_edge_chaotic``, whether one
     of ``rules`` at ``d_ks`` (those the words show) is; ``swept``. ``RatesPending`` while they
-    compute, unless not ``need``ed (then only ``swept``, false)."""
-    if r.rates is None:
+    compute and until checked for chaos (a question's words do not change once shown),
+    unless not ``need``ed (then only ``swept``, false)."""
+    if r.rates is None or not r.rates.checked:
         if need:
             raise RatesPending
         return {"swept": False}

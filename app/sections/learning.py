@@ -319,7 +319,7 @@ class Learning(SectionFigures):
         for rule in EDGE_RULES:
             trained, holes = {"d_k": [], "y": []}, {"d_k": [], "y": []}
             for d_k, window, moved in zip(
-                EDGE_D_KS, rates.window[rule], rates.chaotic[rule], strict=True
+                EDGE_D_KS, rates.window[rule], rates.moved(rule), strict=True
             ):
                 for part, etas in (
                     (trained, window.learning_rates[window.trained]),
