@@ -21,7 +21,7 @@ import panel as pn
 from panel.io import hold
 
 from app.environment import in_browser, making_snapshot
-from app.rates import chaos_steps, rates_steps
+from app.rates import check_steps, rates_steps
 from app.scenario import D_K_OPTIONS
 from app.simulation import Settings
 from app.sweep import sweep
@@ -69,8 +69,8 @@ def rates_swept(settings: Settings):
 
 @_shared(maxsize=8)
 def rates_checked(settings: Settings):
-    """``rates_swept``, checked for chaos (``rates.chaos_steps``)."""
-    return to_end(chaos_steps(settings, rates_swept(settings)))
+    """``rates_swept``, checked: their holes, their chaos (``rates.check_steps``)."""
+    return to_end(check_steps(settings, rates_swept(settings)))
 
 
 async def train_in_groups(
@@ -129,7 +129,7 @@ async def sweep_learning_rates(
         if swept is None or not wanted():
             return
         done(swept)
-        checked = await _between_steps(chaos_steps(settings, swept), lambda: not wanted())
+        checked = await _between_steps(check_steps(settings, swept), lambda: not wanted())
     else:
         loop = asyncio.get_running_loop()
         swept = await loop.run_in_executor(None, rates_swept, settings)

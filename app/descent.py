@@ -36,6 +36,11 @@ import numpy as np
 from app.draws import LAYER_NORM_EPS
 from app.simulation import scale_factor
 
+# Logits more than UNDERFLOW under their row's largest are raised to that: their weights,
+# e^-500 = 7e-218 and less, vanish in every sum the descent takes, and the browser's
+# exp takes a slow path past 512 (3 times the time; a saturated run has many such).
+UNDERFLOW = 500.0
+
 
 def finds_itself(z: np.ndarray) -> np.ndarray:
     """Whether each row of logits ``z`` (runs, n, n) puts its largest logit on its own
@@ -58,6 +63,7 @@ def softmax_terms(z: np.ndarray) -> tuple:
     n = z.shape[-1]
     diagonal = np.arange(n)
     z -= z.max(axis=-1, keepdims=True)
+    np.maximum(z, -UNDERFLOW, out=z)
     p = np.exp(z, out=z)
     total = p.sum(axis=-1, keepdims=True)
     inverse = 1.0 / total
@@ -97,10 +103,13 @@ class GramRuns:
     def logits(self) -> np.ndarray:
         return (self.x @ (self.c * self.a)) @ self.x_t  # Z = a X C X^T
 
-    def gradient(self, g: np.ndarray) -> np.ndarray:
-        """Take ``g`` = n dL/dZ; ||dL/dW_Q||_F of every run."""
+    def gradient(self, g: np.ndarray):
+        """Take ``g`` = n dL/dZ."""
         n = self.x.shape[0]
         self._s = (self.x_t @ (g @ self.x)) * (self.a / n)  # S = a X^T (dL/dZ) X
+
+    def gradient_norm(self) -> np.ndarray:
+        """||dL/dW_Q||_F of every run, at the gradient taken."""
         s_k = self._s @ self.g_k
         # ||S W_K||_F^2 = tr(S G_K S^T)
         return np.sqrt(np.maximum(np.einsum("bij,bij->b", s_k, self._s), 0.0))
@@ -194,7 +203,7 @@ class BasisRuns:
 
     def __init__(self, x, coords, a, eta, d_k, layer_norm):
         b_q, b_k, ones = coords
-        self.x, self.layer_norm = x, layer_norm
+        self.x, self.x_t, self.layer_norm = x, np.ascontiguousarray(x.T), layer_norm
         self.a, self.eta = a[:, None, None], eta[:, None, None]
         self.d_k = np.asarray(d_k, dtype=float)[:, None, None]
         self.projection = None
@@ -216,17 +225,17 @@ class BasisRuns:
     def logits(self) -> np.ndarray:
         x, b_q, b_k = self.x, self.b_q, self.b_k
         if not self.layer_norm:
-            return x @ ((b_q * self.a) @ b_k.transpose(0, 2, 1)) @ x.T  # Z = a X C X^T
+            return (x @ ((b_q * self.a) @ b_k.transpose(0, 2, 1))) @ self.x_t  # Z = a X C X^T
         # the rows of X over the layer norm's sigma of each query and key row
         self._x_q, self._x_k = x / _row_sigmas(x, b_q, self.d_k), x / _row_sigmas(x, b_k, self.d_k)
         self._y_q = self._x_q @ ((b_q * self.a) @ b_k.transpose(0, 2, 1))
         return self._y_q @ self._x_k.transpose(0, 2, 1)  # Z = a Q K^T
 
-    def gradient(self, g: np.ndarray) -> np.ndarray:
-        """Take ``g`` = n dL/dZ; ||dL/dW_Q||_F of every run (the basis is orthonormal)."""
+    def gradient(self, g: np.ndarray):
+        """Take ``g`` = n dL/dZ."""
         if not self.layer_norm:
             x, n = self.x, self.x.shape[0]
-            s = (x.T @ g @ x) * (self.a / n)  # dL/dA_Q = S A_K, dL/dA_K = S^T A_Q
+            s = (self.x_t @ (g @ x)) * (self.a / n)  # dL/dA_Q = S A_K, dL/dA_K = S^T A_Q
             grad_q, grad_k = s @ self.b_k, s.transpose(0, 2, 1) @ self.b_q
         else:
             grad_q, grad_k = _layer_norm_gradients(
@@ -234,7 +243,10 @@ class BasisRuns:
             )
             grad_q, grad_k = grad_q @ self.projection, grad_k @ self.projection  # dL/dB P
         self._grads = grad_q, grad_k
-        return np.sqrt(np.sum(grad_q**2, axis=(1, 2)))
+
+    def gradient_norm(self) -> np.ndarray:
+        """||dL/dW_Q||_F of every run, at the gradient taken (the basis is orthonormal)."""
+        return np.sqrt(np.sum(self._grads[0] ** 2, axis=(1, 2)))
 
     def step(self):
         grad_q, grad_k = self._grads  # B - eta dL/dA stays in P's range: P^2 = P
@@ -333,9 +345,10 @@ def descend(settings, x, starts, rules, steps, learning_rates, every_step=True, 
             if recorded:
                 found[at, runs] = finds_itself(z)
             losses, largest, g = softmax_terms(z)
-            norm = group.gradient(g)
+            group.gradient(g)
             if recorded:
-                loss[at, runs], row_max[at, runs], grad_norm[at, runs] = losses, largest, norm
+                loss[at, runs], row_max[at, runs] = losses, largest
+                grad_norm[at, runs] = group.gradient_norm()
             if step < steps:
                 group.step()
         yield

@@ -11,7 +11,8 @@ more than a small one.
 - **The edges**: at EDGE_D_KS, the largest η of a fixed grid (E12) at which a
   rule's descent still trains (ends below TRAINED of its starting loss), and
   the window of grid η around it, which train and which not (``edge_steps``);
-  whether a nudge of 1e-12 moves it (``twin_steps``). Up to it the loss falls
+  then, after the rest is shown, the holes under it and whether a nudge of 1e-12
+  moves it (``check_steps``). Up to it the loss falls
   the further the larger η is; just above it the first steps overshoot, some
   rows saturate on a wrong key and stay there: the best η on any grid sits at
   the edge. Near it the descent is chaotic, and the η that train are not an
@@ -53,11 +54,17 @@ TRAINED = 0.01
 # The search decides a run early (about 50 steps instead of 200): trained once its
 # loss is below SURELY_TRAINED of the start; failed once, after PLATEAU_FROM steps,
 # it is above TRAINED and has moved by less than PLATEAU of itself in PLATEAU_STEPS
-# steps (rows stuck on a wrong key). Against full runs it misjudges 1 of the 1296 runs
-# of the windows of seeds 0-2 (a row that leaves its plateau late; 17 with a plateau
-# of 1e-3 instead of 1e-5): tests/test_rates.py.
+# steps (rows stuck on a wrong key); or once it overshoots past OVERSHOOT of its start;
+# or once, after HOPELESS_FROM steps, it is still above HOPELESS of its start (rows
+# wandering between keys). Of the 1897 runs that trained among 7754 probes of five
+# scenarios (seeds 0-2), none was ever above 1.46 of its start, nor above 0.51 at step
+# 60. Against full runs it misjudges 1 of the 1296 runs of the windows of seeds 0-2
+# (a row that leaves its plateau late; 17 with a plateau of 1e-3 instead of 1e-5):
+# tests/test_rates.py.
 SURELY_TRAINED = 0.005
 PLATEAU_FROM, PLATEAU_STEPS, PLATEAU = 20, 10, 1e-5
+OVERSHOOT = 1.75
+HOPELESS_FROM, HOPELESS = 60, 0.8
 # Every η the search runs lies on one fixed grid: the E12 series of preferred numbers
 # (IEC 60063), twelve to a decade (steps of about 1.2), η_i = E12[i mod 12] 10^(i div 12),
 # from SMALLEST_RATE (below it: the rule does not train at that d_k) to LARGEST_RATE
@@ -67,12 +74,13 @@ E12 = (1.0, 1.2, 1.5, 1.8, 2.2, 2.7, 3.3, 3.9, 4.7, 5.6, 6.8, 8.2)
 SMALLEST_RATE, LARGEST_RATE = 1e-3, 1e9
 PROBES = (-4, -1, 1, 4)  # the first probes, in grid steps around a guess (4: about 2x)
 # The window: near the edge the η that train are not an interval (isolated runs train
-# up to 6.8 times above a failure, docs/theory.md), so once bracketed every grid η from
-# WINDOW_BELOW steps under the largest that trains to WINDOW_ABOVE steps over it is run
-# (over: 11 steps, 8.2 times), and the window moves up while one there trains. The
-# edge is the largest η of the grid that trains with none in the 8.2 times above it.
+# up to 6.8 times above a failure, docs/theory.md), so once bracketed every grid η up
+# to WINDOW_ABOVE steps over the largest that trains is run (11 steps, 8.2 times), and
+# the window moves up while one there trains. The edge is the largest η of the grid
+# that trains with none in the 8.2 times above it. The check after (``check_steps``)
+# runs the WINDOW_BELOW steps under it too: the holes there.
 WINDOW_BELOW, WINDOW_ABOVE = 4, 11
-WINDOW_PROBES = 24  # probes a window takes, about: the search's and the window's own
+WINDOW_PROBES = 20  # probes a window takes, about: the search's and the window's own
 # Probes run in batches of at most this many runs: a step of one (some 10 ms in a
 # browser) is how long the page's next change may wait behind them.
 EDGE_BATCH = 40
@@ -116,7 +124,7 @@ class LearningRates:
         Each rule's window at each d_k: the grid η run near the edge, and which train.
     chaotic : dict of str to ndarray of bool, shape (edges,), or None
         Whether a nudge of 1e-12 (W_Q as ``training.nudged``) moves the edge; None
-        until checked (``chaos_steps``, after the rest is shown).
+        until checked (``check_steps``, after the rest is shown).
     theory : dict of str to ndarray, shape (THEORY_D_KS,)
         The theory of the edge (``edge_theory``); NaN where it predicts no training,
         and for QK-norm and scenarios it was not checked for (all NaN).
@@ -135,7 +143,7 @@ class LearningRates:
 
     @property
     def checked(self) -> bool:
-        """Whether the edges are checked for chaos (``chaos_steps``)."""
+        """Whether the windows are checked (``check_steps``): their holes, their chaos."""
         return self.chaotic is not None
 
     def moved(self, rule: str) -> np.ndarray:
@@ -226,10 +234,12 @@ def trained_steps(settings, x, starts, rules, etas, steps=DEFAULT_STEPS):
                 & (losses >= TRAINED * start)
                 & (np.abs(losses - history[step % PLATEAU_STEPS, runs]) < PLATEAU * losses)
             )
+            hopeless = (step >= HOPELESS_FROM) & (losses >= HOPELESS * start)
+            failed = stuck | hopeless | (losses >= OVERSHOOT * start)
             history[step % PLATEAU_STEPS, runs] = losses
             last = step == steps
             trained[runs] = sure | (last & (losses < TRAINED * start))
-            done = sure | stuck | last
+            done = sure | failed | last
             decided += int(done.sum())
             keep = np.flatnonzero(~done)
             if keep.size:
@@ -281,7 +291,7 @@ class Window:
     @classmethod
     def of(cls, tried: dict) -> "Window":
         """The window of the outcomes ``tried`` ({grid index: trained}) of one edge."""
-        top = max((i for i, ok in tried.items() if ok), default=None)
+        top = _top(tried)
         if top is None:
             return cls(np.zeros(0), np.zeros(0, dtype=bool), math.nan)
         band = [i for i in _band(top) if i in tried]
@@ -296,54 +306,75 @@ class Window:
         """The η under the edge that fail."""
         return self.learning_rates[~self.trained & (self.learning_rates < self.edge)]
 
+    @property
+    def tried(self) -> dict:
+        """{grid index: whether it trains}, as ``of`` takes them."""
+        indices = (grid_index(eta) for eta in self.learning_rates)
+        return dict(zip(indices, map(bool, self.trained), strict=True))
+
 
 def edge_steps(settings, x, starts: dict, guesses: dict, steps=DEFAULT_STEPS, collapsed=()):
     """The window of every (rule, d_k) of ``guesses`` ({(rule, d_k): a guess of its edge})
     from ``starts`` ({d_k: Start}), in lock-step rounds of a search on the fixed grid: a
     generator yielding the number of probes decided so far; returns {(rule, d_k):
-    Window}.
+    Window} (from the edge up, and the η under it the search ran).
 
     A first round probes each guess's grid η at PROBES steps around it; while nothing
     trains, rounds go 4 steps further down and 4 further up (a window above the guess
     is found too), but for the targets ``collapsed`` (their starting logits spread
     past COLLAPSE_SPREAD: no η above trains them, rates_steps), only down; while
     everything trains, 8 steps up; once a trained η lies below an untrained one,
-    rounds halve that bracket until the two are neighbours. Then every grid η of the
-    window around the largest that trains is run (WINDOW_BELOW, WINDOW_ABOVE). The
-    window does not depend on the guess as long as no η trains more than 8.2 times
-    above every failure over the edge (tests/test_rates.py).
+    rounds halve that bracket until the two are neighbours. Then every grid η up to
+    WINDOW_ABOVE steps over the largest that trains is run. The window does not depend
+    on the guess as long as no η trains more than 8.2 times above every failure over
+    the edge (tests/test_rates.py).
     """
     tried = {target: {} for target in guesses}  # grid index -> whether it trains
     pending = {
         target: sorted({min(max(grid_index(g) + o, SMALLEST), LARGEST) for o in PROBES})
         for target, g in guesses.items()
     }
-    done_before = 0
+    done = 0
     while pending:
         probes = [(target, i) for target, indices in pending.items() for i in indices]
-        for b in range(0, len(probes), EDGE_BATCH):  # a step of a batch stays short
-            batch = probes[b : b + EDGE_BATCH]
-            outcome = yield from _telling(
-                trained_steps(
-                    settings,
-                    x,
-                    [starts[d_k] for (_, d_k), _ in batch],
-                    [rule for (rule, _), _ in batch],
-                    np.array([grid_rate(i) for _, i in batch]),
-                    steps,
-                ),
-                done_before,
-            )
-            done_before += len(batch)
-            for (target, i), ok in zip(batch, outcome, strict=True):
-                tried[target][i] = bool(ok)
+        outcome = yield from probe_steps(settings, x, starts, probes, steps, done)
+        done += len(probes)
+        for (target, i), ok in outcome.items():
+            tried[target][i] = ok
         pending = {t: ii for t in tried if (ii := _next_probes(tried[t], t not in collapsed))}
     return {target: Window.of(tried[target]) for target in tried}
+
+
+def probe_steps(settings, x, starts: dict, probes: list, steps=DEFAULT_STEPS, before=0):
+    """Whether each of ``probes`` ((rule, d_k), grid index) trains from ``starts`` ({d_k:
+    Start}), in batches of EDGE_BATCH runs: a generator yielding ``before`` plus the
+    number of probes decided so far; returns {probe: bool}."""
+    outcome = {}
+    for b in range(0, len(probes), EDGE_BATCH):  # a step of a batch stays short
+        batch = probes[b : b + EDGE_BATCH]
+        trained = yield from _telling(
+            trained_steps(
+                settings,
+                x,
+                [starts[d_k] for (_, d_k), _ in batch],
+                [rule for (rule, _), _ in batch],
+                np.array([grid_rate(i) for _, i in batch]),
+                steps,
+            ),
+            before + b,
+        )
+        outcome |= {probe: bool(ok) for probe, ok in zip(batch, trained, strict=True)}
+    return outcome
 
 
 def _band(top: int) -> range:
     """The grid indices of the window around the largest η that trains."""
     return range(max(top - WINDOW_BELOW, SMALLEST), min(top + WINDOW_ABOVE, LARGEST) + 1)
+
+
+def _above(top: int) -> range:
+    """The grid indices of the window from the largest η that trains up."""
+    return range(top, min(top + WINDOW_ABOVE, LARGEST) + 1)
 
 
 def _bracket(tried: dict) -> tuple:
@@ -374,39 +405,12 @@ def _next_probes(tried: dict, upward: bool = True) -> list:
     if high - low > 1:
         return [(low + high) // 2]
     top = max(i for i, ok in tried.items() if ok)
-    return [i for i in _band(top) if i not in tried]
+    return [i for i in _above(top) if i not in tried]
 
 
-def twin_steps(settings, x, twins: dict, windows: dict, steps=DEFAULT_STEPS):
-    """Whether a nudge of 1e-12 moves each edge: every η of ``windows`` ({(rule, d_k):
-    Window}) run again from ``twins`` ({d_k: Start}, W_Q nudged as ``training.nudged``
-    does); a generator yielding the number of probes decided; returns {(rule, d_k):
-    whether the largest η of the window that trains is another for the twin} (the edge
-    is chaotic there: its digits depend on rounding)."""
-    probes = [(t, eta) for t, window in windows.items() for eta in window.learning_rates]
-    twin_trained = {t: [] for t in windows}
-    for b in range(0, len(probes), EDGE_BATCH):
-        batch = probes[b : b + EDGE_BATCH]
-        outcome = yield from _telling(
-            trained_steps(
-                settings,
-                x,
-                [twins[d_k] for (_, d_k), _ in batch],
-                [rule for (rule, _), _ in batch],
-                np.array([eta for _, eta in batch]),
-                steps,
-            ),
-            b,
-        )
-        for (target, _), ok in zip(batch, outcome, strict=True):
-            twin_trained[target].append(bool(ok))
-    tops = {t: _top(w.learning_rates, np.array(twin_trained[t], bool)) for t, w in windows.items()}
-    return {t: _top(w.learning_rates, w.trained) != tops[t] for t, w in windows.items()}
-
-
-def _top(etas: np.ndarray, trained: np.ndarray) -> float | None:
-    """The largest of ``etas`` that trains; None for none."""
-    return float(etas[trained].max()) if trained.any() else None
+def _top(tried: dict) -> int | None:
+    """The largest grid index of ``tried`` that trains; None for none."""
+    return max((i for i, ok in tried.items() if ok), default=None)
 
 
 def _telling(steps, before):
@@ -626,7 +630,7 @@ def rates_steps(
     settings: Settings, steps: int = DEFAULT_STEPS, d_model: int = DEFAULT_D_MODEL, nudge=False
 ):
     """The ``LearningRates`` of ``settings`` (its d_k and rule aside) one step at a time,
-    not yet checked for chaos (``chaotic`` None: ``chaos_steps``): a generator that
+    not yet checked (their holes and chaos: ``check_steps``): a generator that
     yields how far it has got (a share of its work, 0 to 1) and returns them. The
     edges first (about a third of the work), then the curves. ``nudge``: every run
     from W_Q nudged as ``training.nudged`` does (a twin)."""
@@ -669,40 +673,72 @@ def rates_steps(
     )
 
 
-def chaos_steps(
+def check_steps(
     settings: Settings,
     rates: LearningRates,
     steps: int = DEFAULT_STEPS,
     d_model: int = DEFAULT_D_MODEL,
     nudge=False,
 ):
-    """``rates`` (of ``settings``, from ``rates_steps``) checked for chaos: every η of
-    every window run again from W_Q nudged by 1e-12 (``twin_steps``; from W_Q not
-    nudged where ``rates`` are a twin's, ``nudge``). A generator yielding a share of
-    its work; returns ``rates`` with ``chaotic``."""
-    twins = {}
+    """``rates`` (of ``settings``, from ``rates_steps``) checked (``window_check_steps``),
+    from the draws (nudged where ``rates`` are a twin's, ``nudge``) and their twins. A
+    generator yielding a share of its work; returns ``rates`` with their whole windows
+    and ``chaotic``."""
+    starts, twins = {}, {}
     for d_k in EDGE_D_KS:
-        x, twins[d_k] = yield from _shares(drawn_rows(settings, d_k, d_model, not nudge), _none)
+        x, starts[d_k] = yield from _shares(drawn_rows(settings, d_k, d_model, nudge), _none)
+        _, twins[d_k] = yield from _shares(drawn_rows(settings, d_k, d_model, not nudge), _none)
     windows = {
         (rule, d_k): window
         for rule in EDGE_RULES
         for d_k, window in zip(EDGE_D_KS, rates.window[rule], strict=True)
     }
-    work = sum(len(w.learning_rates) for w in windows.values())
-    moved = yield from _shares(
-        twin_steps(settings, x, twins, windows, steps), lambda probes: min(probes / work, 1.0)
+    checked, moved = yield from window_check_steps(settings, x, starts, twins, windows, steps)
+    return replace(
+        rates,
+        window={rule: tuple(checked[rule, d_k] for d_k in EDGE_D_KS) for rule in EDGE_RULES},
+        chaotic={rule: np.array([moved[rule, d_k] for d_k in EDGE_D_KS]) for rule in EDGE_RULES},
     )
-    chaotic = {rule: np.array([moved[rule, d] for d in EDGE_D_KS]) for rule in EDGE_RULES}
-    return replace(rates, chaotic=chaotic)
+
+
+def window_check_steps(settings, x, starts: dict, twins: dict, windows: dict, steps=DEFAULT_STEPS):
+    """Each of ``windows`` ({(rule, d_k): Window}, from ``edge_steps``) checked: its holes,
+    every grid η of its band under the edge the search did not run, from ``starts``
+    ({d_k: Start}); and its chaos, every η from the edge up run again from ``twins``
+    (W_Q nudged by 1e-12): a nudge moves the edge where the twin fails at it or trains
+    above it. A generator yielding a share of its work; returns ({(rule, d_k): Window},
+    {(rule, d_k): whether a nudge moves the edge})."""
+    tried = {target: window.tried for target, window in windows.items()}
+    tops = {target: _top(t) for target, t in tried.items()}
+    under = [
+        (target, i)
+        for target, top in tops.items()
+        if top is not None
+        for i in _band(top)
+        if i < top and i not in tried[target]
+    ]
+    over = [(target, i) for target, top in tops.items() if top is not None for i in _above(top)]
+    share = lambda probes: min(probes / max(len(under) + len(over), 1), 1.0)  # noqa: E731
+    holes = yield from _shares(probe_steps(settings, x, starts, under, steps), share)
+    twin = yield from _shares(probe_steps(settings, x, twins, over, steps, len(under)), share)
+    for (target, i), ok in holes.items():
+        tried[target][i] = ok
+    twin_tried = {target: {} for target in tops}
+    for (target, i), ok in twin.items():
+        twin_tried[target][i] = ok
+    return (
+        {target: Window.of(t) for target, t in tried.items()},
+        {target: _top(twin_tried[target]) != top for target, top in tops.items()},
+    )
 
 
 def learning_rates(
     settings: Settings, steps: int = DEFAULT_STEPS, d_model: int = DEFAULT_D_MODEL, nudge=False
 ) -> LearningRates:
-    """``rates_steps``, then ``chaos_steps``, to their end: every rule at every learning
-    rate, far past the slider, checked for chaos."""
+    """``rates_steps``, then ``check_steps``, to their end: every rule at every learning
+    rate, far past the slider, checked."""
     rates = to_end(rates_steps(settings, steps, d_model, nudge))
-    return to_end(chaos_steps(settings, rates, steps, d_model, nudge))
+    return to_end(check_steps(settings, rates, steps, d_model, nudge))
 
 
 def _none(_):

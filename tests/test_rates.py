@@ -30,7 +30,7 @@ from app.rates import (
     learning_rates,
     peak_gradient,
     rates_steps,
-    twin_steps,
+    window_check_steps,
 )
 from app.simulation import SCALING_RULES, Settings
 from app.training import DEFAULT_D_MODEL, initial_draw, nudged, to_end, train
@@ -108,7 +108,7 @@ def edges_of(seed: int, variance: float = 1.0, temperature: float = 1.0) -> dict
     }
     windows = to_end(edge_steps(settings, x, starts, guesses))
     twins = {d_k: to_end(drawn_rows(settings, d_k, nudge=True))[1] for d_k in EDGE_D_KS}
-    moved = to_end(twin_steps(settings, x, twins, windows))
+    windows, moved = to_end(window_check_steps(settings, x, starts, twins, windows))
     found = {target: window.edge for target, window in windows.items()}
     return found, theory, {target for target, m in moved.items() if m}
 
