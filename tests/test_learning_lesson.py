@@ -26,6 +26,7 @@ from app.rates import (
     drawn_rows,
     edge_steps,
     learning_rates,
+    window_check_steps,
 )
 from app.results import Results
 from app.scenario import D_K_OPTIONS
@@ -144,20 +145,24 @@ def test_defect_5_the_power_rule_at_alpha_1_is_divide_by_d_k():
 def test_defect_3_the_search_finds_the_same_window_from_any_first_guess():
     """From first guesses 1e-2 and 1e5 (either side of every window), the search finds
     the very windows it finds from the theory's guess, η for η, for ÷ √d_k, ÷ d_k and the
-    cube root at d_k = 64, 4096 and 65536 (the bisection it replaced was path-dependent:
-    286 failed there where its own full run trained)."""
+    cube root at d_k = 64, 4096 and 65536, once checked (their holes and chaos: the η
+    under an edge the search ran before it closed its bracket are the path's; the bisection
+    it replaced was path-dependent: 286 failed there where its own full run trained)."""
     settings = settings_of(0, d_k=1, scaling="none")
-    starts = {}
+    starts, twins = {}, {}
     for d_k in (64, 4096, 65536):
         x, starts[d_k] = to_end(drawn_rows(settings, d_k))
+        twins[d_k] = to_end(drawn_rows(settings, d_k, nudge=True))[1]
     targets = [(rule, d_k) for rule in ("sqrt", "linear", "power") for d_k in starts]
     theory = rates_of(0)
     for guess in (1e-2, 1e5):
         found = to_end(edge_steps(settings, x, starts, dict.fromkeys(targets, guess)))
+        found, moved = to_end(window_check_steps(settings, x, starts, twins, found))
         for rule, d_k in targets:
             window, page = found[rule, d_k], theory.window[rule][at(d_k)]
             np.testing.assert_array_equal(window.learning_rates, page.learning_rates)
             np.testing.assert_array_equal(window.trained, page.trained)
+            assert moved[rule, d_k] == theory.chaotic[rule][at(d_k)]
 
 
 def test_defect_3_a_chaotic_edge_is_marked_on_the_page():

@@ -392,6 +392,11 @@ def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offli
 # True once the page's learning-rate sweep is done (its hidden lab-rates marker says so).
 CHECKED_JS = "() => [...Bokeh.documents].at(-1).get_model_by_name('lab-rates')?.text === 'checked'"
 SWEEPING_JS = CHECKED_JS.replace("'checked'", "'sweeping'")
+SWEPT_JS = CHECKED_JS.replace("'checked'", "'swept'")  # shown, not yet checked
+SUMMARY_JS = (
+    "() => [...[...Bokeh.documents].at(-1).all_models].find("
+    "(m) => m.css_classes?.includes('lab-summary'))?.text ?? ''"
+)
 # The learning-rate views' sources: one curve per d_k and the curves' edges; each rule's
 # lowest losses, and its edges with their theory.
 RATE_SOURCES = (
@@ -477,7 +482,12 @@ def test_the_learning_rate_views_show_the_sweep_of_their_scenario(offline, site_
     page.wait_for_function(f"() => ({MODELS_JS})('Figure').some((f) => {counting})")
     slider_handle(page, "d_k").press("ArrowRight")  # while it sweeps: d_k 64 -> 128
     wait_for_source(page, "training_sweep:marker", "(d) => d.d_k[0] === 128", timeout=30_000)
+    # Shown first, its windows' holes and chaos checked after: no × until then.
+    page.wait_for_function(SWEPT_JS, timeout=300_000, polling=100)
+    assert "Checking which edges a nudge" in page.evaluate(SUMMARY_JS)
+    assert read_sources(page, ["best_lr:chaotic"])["best_lr:chaotic"]["d_k"] == []
     page.wait_for_function(CHECKED_JS, timeout=300_000, polling=100)
+    assert "Checking which edges" not in page.evaluate(SUMMARY_JS)
     new = Settings(d_k=128, scaling="sqrt", **(DEFAULT | {"variance": 1.05}))
     assert_swept_as_here(read_sources(page, RATE_SOURCES), new)
     titles = page.evaluate(f"({MODELS_JS})('Figure').map((f) => f.title.text)")

@@ -2,9 +2,10 @@
 
 (a) ``train``: the five rules, 200 steps, d_k = 1024, n = 64, d_model = 16;
 (b) ``training_sweep``: the same for d_k = 1, 2, 4, ..., 1024;
-(c) ``rates.learning_rates``: the learning-rate views' runs (every rule at 13
+(c) ``rates.rates_steps``: the learning-rate views' runs (every rule at 13
     learning rates at 4 d_k, and the edge of stability searched at 8 d_k), the time
-    to "swept", at RATE_SCENARIOS: the defaults, a small v (edges still rising), nothing
+    to "swept", and with ``rates.check_steps`` (the windows' holes and chaos) the
+    time to "checked", at RATE_SCENARIOS: the defaults, a small v (edges still rising), nothing
     training (v/T = 40) and the power rule at α = 3/2 (its windows above the guess).
 The floor is the naive forward pass per step at the same sizes: Q = X W_Q,
 K = X W_K, Q K^T and a softmax, for each rule (and each d_k), with no backward
@@ -44,8 +45,8 @@ TIMING = """
 import json, statistics, time
 import numpy as np
 from app.simulation import SCALING_RULES, Settings
-from app.rates import learning_rates
-from app.training import DEFAULT_STEPS, initial_draw, train, training_sweep
+import app.rates as rates
+from app.training import DEFAULT_STEPS, initial_draw, to_end, train, training_sweep
 
 D_KS = [2**i for i in range(11)]
 settings = Settings(d_k=1024, variance=1.0, scaling="sqrt", n_keys=64)
@@ -78,10 +79,17 @@ RATE_SCENARIOS = {
 }
 
 
-def rates_ms(changes):
-    start = time.perf_counter()  # once: it takes seconds
-    learning_rates(Settings(**{"d_k": 1024, "variance": 1.0, "scaling": "sqrt", **changes}))
-    return 1e3 * (time.perf_counter() - start)
+# The time to "swept" (rates_steps) and, where the app checks the windows after
+# (check_steps), to "checked"; once each: they take seconds.
+def rates_ms(name, changes):
+    s = Settings(**{"d_k": 1024, "variance": 1.0, "scaling": "sqrt", **changes})
+    start = time.perf_counter()
+    swept = to_end(rates.rates_steps(s))
+    times = {f"rates, {name}": 1e3 * (time.perf_counter() - start)}
+    if hasattr(rates, "check_steps"):
+        to_end(rates.check_steps(s, swept))
+        times[f"rates checked, {name}"] = 1e3 * (time.perf_counter() - start)
+    return times
 
 
 json.dumps({
@@ -89,7 +97,7 @@ json.dumps({
     "train floor": ms(lambda: floor([1024])),
     "sweep": ms(lambda: training_sweep(settings, D_KS)),
     "sweep floor": ms(lambda: floor(D_KS)),
-    **{f"rates, {name}": rates_ms(changes) for name, changes in RATE_SCENARIOS.items()},
+    **{k: v for name, change in RATE_SCENARIOS.items() for k, v in rates_ms(name, change).items()},
 })
 """
 
@@ -142,7 +150,8 @@ def main(argv=None):
         ("sweep floor", "    floor: forward passes only"),
     ] + [(key, f"(c) learning {key}") for key in results["CPython"] if key.startswith("rates")]
     for key, label in rows:
-        print(f"{label:<34}" + "".join(f"{r[key]:>18.1f}" for r in results.values()))
+        cells = (r.get(key, float("nan")) for r in results.values())  # nan: not measured
+        print(f"{label:<34}" + "".join(f"{cell:>18.1f}" for cell in cells))
 
 
 if __name__ == "__main__":
