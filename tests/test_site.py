@@ -27,7 +27,7 @@ from urllib.parse import parse_qsl, unquote
 
 import numpy as np
 import pytest
-from answers import compare_edges, smooth_curves
+from answers import SMOOTH_RTOL, compare_edges, smooth_curves
 from browser import (
     AHEAD_READY_JS,
     OFFLINE_ARGS,
@@ -421,11 +421,13 @@ def assert_swept_as_here(shown: dict, settings: Settings):
     rule = settings.scaling
     curves = np.array([shown[f"lr_sweep:{d_k}"]["y"] for d_k in CURVE_D_KS])
     smooth = smooth_curves(training)[rule]
-    np.testing.assert_allclose(curves[smooth], here.loss[rule][smooth], rtol=1e-9)
+    np.testing.assert_allclose(curves[smooth], here.loss[rule][smooth], rtol=SMOOTH_RTOL)
     assert smooth.mean() > 0.5  # most of each curve is smooth: the chaos is near the edge
     for each in EDGE_RULES:
         ours, other = ({"d_k": list(EDGE_D_KS), "y": list(r.edge[each])} for r in (here, twin))
-        assert compare_edges(f"best_lr:{each}", shown[f"best_lr:{each}"], ours, other) == []
+        chaotic = here.edge[each][here.chaotic[each]]  # × here: rounding moves them
+        shown_edges = shown[f"best_lr:{each}"]
+        assert compare_edges(f"best_lr:{each}", shown_edges, ours, other, chaotic) == []
         drawn = np.isfinite(here.theory[each])
         np.testing.assert_allclose(shown[f"best_lr:theory:{each}"]["y"], here.theory[each][drawn])
     start = here.start
@@ -904,7 +906,8 @@ json.dumps({
     },
     "rates": None if r.rates is None else {
         part: {rule: a.tolist() for rule, a in getattr(r.rates, part).items()}
-        for part in ("start", "loss", "accuracy", "edge")
+        for part in ("start", "loss", "accuracy", "edge", "chaotic")
+        if getattr(r.rates, part) is not None
     },
 })
 """
@@ -912,7 +915,8 @@ json.dumps({
 
 def trained_as_on_page(page, here):
     """``here`` (``Results`` computed on this machine) with the page's own training runs
-    (and which are chaotic) and learning rates (once done) in place of this machine's
+    (and which are chaotic) and learning rates (once done; and which of their edges are
+    chaotic, once checked) in place of this machine's
     (until then, ``here``'s, for an answer that does not read them).
     Where the descent is chaotic (the unscaled rule after a few steps; at some scenarios
     and d_k other rules too; near every edge of stability) wasm's last bits give other
@@ -936,6 +940,7 @@ def trained_as_on_page(page, here):
     if shown["rates"] is None:  # still sweeping: an answer that does not read them
         return replace(here, runs=runs)
     parts = {k: {rule: np.array(a) for rule, a in v.items()} for k, v in shown["rates"].items()}
+    parts.setdefault("chaotic", None)  # not yet checked
     for rule, start in parts["start"].items():
         np.testing.assert_allclose(start, here.rates.start[rule], rtol=TRAINING_RTOL)
     return replace(here, runs=runs, rates=replace(here.rates, **parts))
