@@ -27,7 +27,7 @@ from urllib.parse import parse_qsl, unquote
 
 import numpy as np
 import pytest
-from answers import SMOOTH_RTOL, compare_edges, smooth_curves
+from answers import SMOOTH_RTOL, compare_edges, smooth_curves, window_etas
 from browser import (
     AHEAD_READY_JS,
     OFFLINE_ARGS,
@@ -427,7 +427,8 @@ def assert_swept_as_here(shown: dict, settings: Settings):
         ours, other = ({"d_k": list(EDGE_D_KS), "y": list(r.edge[each])} for r in (here, twin))
         chaotic = here.edge[each][here.chaotic[each]]  # × here: rounding moves them
         shown_edges = shown[f"best_lr:{each}"]
-        assert compare_edges(f"best_lr:{each}", shown_edges, ours, other, chaotic) == []
+        windows = window_etas(here, each)
+        assert compare_edges(f"best_lr:{each}", shown_edges, ours, other, chaotic, windows) == []
         drawn = np.isfinite(here.theory[each])
         np.testing.assert_allclose(shown[f"best_lr:theory:{each}"]["y"], here.theory[each][drawn])
     start = here.start
