@@ -24,7 +24,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import build
-from tests.benchmarks.training import RATE_SCENARIOS
+
+# The scenarios of training.py's (c): the defaults, a small v (edges still rising),
+# nothing training (v/T = 40) and the power rule at α = 3/2 (its windows above the guess).
+RATE_SCENARIOS = {
+    "defaults": {},
+    "v = 0.1": {"variance": 0.1},
+    "v = 4, T = 0.1": {"variance": 4.0, "temperature": 0.1},
+    "α = 3/2": {"scaling": "power", "alpha": 1.5},
+}
 
 NUMPY = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
 
