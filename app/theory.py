@@ -89,6 +89,9 @@ def uniform_jacobian_norm(n_keys: int) -> float:
 
 
 ONE_HOT_JACOBIAN_NORM = 0.0  # ||J||_F for one-hot weights
+# ||J||_F of a row whose largest weight passes SATURATION = 0.99, at most: the rest, ε,
+# on one key gives 2 ε (1 − ε) = 0.0198 at ε = 0.01, and spread over more keys, less.
+SATURATED_JACOBIAN_NORM = 0.02
 
 
 # --- Saturated rows: the share of rows whose largest weight exceeds SATURATION --------

@@ -60,7 +60,7 @@ def test_the_spread_formulas_are_what_the_code_computes():
 
 @pytest.mark.parametrize(("variance", "temperature"), [(1.0, 1.0), (0.1, 4.0), (4.0, 0.1)])
 def test_the_spread_caption_names_exactly_the_rules_that_stay_flat(variance, temperature):
-    """'dividing by √d_k holds it at v/T, and QK-norm at about 1/T': the simulated spreads
+    """'dividing by √d_k holds it at v/T, and QK-norm at √(d_k/(d_k − 1))/T': the simulated spreads
     from d_k = 4 on, at the slider's extremes of v and T too."""
     settings = Settings(d_k=1, variance=variance, scaling="sqrt", temperature=temperature)
     curves = sweep(settings, POWERS)
@@ -74,7 +74,8 @@ def test_the_spread_caption_names_exactly_the_rules_that_stay_flat(variance, tem
     assert np.allclose(curves["qk_norm"]["logit_std"][4:], 1 / temperature, rtol=0.1)
     results = Results(settings, 2.0, simulate(settings), curves, {})
     shown = caption("spread", results).text
-    assert "dividing by √d_k holds it at v/T, and QK-norm near 1/T" in " ".join(shown.split())
+    said = "dividing by √d_k holds it at v/T, and QK-norm at √(d_k/(d_k − 1))/T, within 4% of 1/T"
+    assert said in " ".join(shown.split())
     assert "Only" not in shown
 
 

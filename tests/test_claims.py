@@ -247,6 +247,8 @@ INDEPENDENT = {
     ),
     "row_is_median": lambda h: h.shown_row() == h.median_row(),
     "none_grad_larger": lambda h: h.median("none", "grad") > h.median("sqrt", "grad"),
+    # a uniform row's ‖J‖_F, √(n − 1)/n, against the saturated bound 0.02 the words give
+    "uniform_jacobian_large": lambda h: math.sqrt(h.s.n_keys - 1) / h.s.n_keys >= 5 * 0.02,
     "linear_learns": lambda h: h.kept("linear", h.d_k) < 0.1,
     "linear_barely_moves": lambda h: h.kept("linear", h.d_k) > 0.9,
     # the learning rates, far past the slider

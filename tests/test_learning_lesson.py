@@ -16,6 +16,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from app import theory
 from app.captions import caption, summary
 from app.questions import QUESTIONS
 from app.rates import (
@@ -30,7 +31,9 @@ from app.rates import (
 )
 from app.results import Results
 from app.scenario import D_K_OPTIONS
+from app.sections.figures import model_heads_source
 from app.sections.learning import edge_marks
+from app.sections.spread import Spread
 from app.simulation import Settings, simulate
 from app.sweep import sweep
 from app.training import PAGE_TOKENS, to_end
@@ -263,3 +266,42 @@ def test_defect_7_qk_norm_at_d_k_1_says_every_logit_is_0():
     r = Results(s, 2.0, simulate(s), sweep(s, D_K_OPTIONS), {}, None, None, 0.0)
     said = summary("saturated", r).text
     assert "every logit is 0" in said and "at most 0%" not in said, said
+
+
+def test_defect_7_the_spread_caption_gives_qk_norm_s_spread_not_near_1_over_t():
+    """The spread caption said "QK-norm near 1/T": at d_k = 1 every logit is 0 and at 2
+    the spread is 1.41/T. It now gives the theory the curve draws, √(d_k/(d_k − 1))/T."""
+    for d_k in (1, 2, 64):
+        s = settings_of(0, d_k=d_k, scaling="qk_norm", temperature=2.0)
+        r = Results(s, 2.0, simulate(s), sweep(s, D_K_OPTIONS), {}, None, None, 0.0)
+        said = " ".join(caption("spread", r).text.split())
+        assert "QK-norm near 1/T" not in said, said
+        assert "QK-norm at √(d_k/(d_k − 1))/T, within 4% of 1/T from d_k = 16 on" in said
+    assert theory.logit_std("qk_norm", 2, 1.0, 1.0) == pytest.approx(2**0.5, rel=1e-3)
+
+
+def test_defect_7_the_histogram_note_quotes_the_draw_s_own_std():
+    """QK-norm at d_k = 1: the note said the unscaled scores' "std 1" (the theory's, the
+    wider of the two) beside a drawn std of 0.906. It quotes the draw's."""
+    s = settings_of(0, d_k=1, scaling="qk_norm")
+    r = Results(s, 2.0, simulate(s), sweep(s, D_K_OPTIONS), {}, None, None, 0.0)
+    figures = Spread(model_heads_source())
+    figures.show(r, figures.READS)
+    drawn = float(r.unscaled.std())
+    assert abs(drawn - 1) > 0.005  # the draw's std and the theory's differ to 3 digits
+    assert f"std {drawn:.3g}," in figures._off_axis_note.text, figures._off_axis_note.text
+
+
+@pytest.mark.parametrize("n_keys", [16, 1024])
+def test_defect_7_a_saturated_row_s_jacobian_is_set_against_a_larger_one(n_keys):
+    """Unstable gradients said J vanishes, "< 0.02 ... against 0.0312 for a uniform row"
+    at n = 1024, where a uniform row's is barely larger. Against a uniform row only
+    where that is 5x the bound or more; else against a two-way tie's 1/2."""
+    step = next(q for q in QUESTIONS if q.slug == "unstable-gradients").steps[0]
+    s = settings_of(0, d_k=512, scaling="none", n_keys=n_keys)
+    r = Results(s, 2.0, simulate(s), sweep(s, D_K_OPTIONS), {}, None, None, 0.0)
+    said = " ".join(step.answer(r).split())
+    uniform = theory.uniform_jacobian_norm(n_keys)
+    against_uniform = f"against {uniform:.3g} for a uniform row" in said
+    assert against_uniform == (uniform >= 5 * 0.02), said
+    assert against_uniform or "against 1/2 at a two-way tie" in said, said

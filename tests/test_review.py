@@ -211,7 +211,7 @@ def test_the_training_caption_says_when_cross_entropy_hides_the_collapse():
 
 def test_the_gradient_spread_says_over_which_rows():
     words = flat(said("unstable-gradients", 1))
-    assert "the gradients of its rows span" in words
+    assert "all its rows' gradients span" in words
     assert "orders of magnitude (10th to 90th percentile)" in words
 
 

@@ -18,6 +18,8 @@ from app.style import fraction
 
 # 4. Why does scaling prevent unstable gradients in training?
 
+UNIFORM_CONTRAST = 5
+
 
 def _gradient_spread(r):
     """The query gradient's median and 10th-90th percentiles, none against sqrt; whether
@@ -39,7 +41,13 @@ def _gradient_spread(r):
             "uniform_jacobian": theory.uniform_jacobian_norm(r.settings.n_keys),
         }
     )
-    return numbers | {"none_grad_larger": numbers["none_grad"] > numbers["sqrt_grad"]}
+    # a uniform row's ‖J‖_F reads as a contrast to a saturated row's only when it is
+    # UNIFORM_CONTRAST times the saturated bound or more: n ≤ 98 keys
+    uniform_large = numbers["uniform_jacobian"] >= UNIFORM_CONTRAST * theory.SATURATED_JACOBIAN_NORM
+    return numbers | {
+        "none_grad_larger": numbers["none_grad"] > numbers["sqrt_grad"],
+        "uniform_jacobian_large": uniform_large,
+    }
 
 
 def _learning(r):

@@ -125,7 +125,14 @@ class Spread(SectionFigures):
         quads.glyph.fill_color = quads.glyph.line_color = line.glyph.line_color = color
         x_range = self.figures["histogram"].x_range
         x_range.start, x_range.end = -half_width, half_width
-        note = {"std": spreads["raw"], "ratio": ratio, "every_logit_zero": not snap.logits.any()}
+        # the note quotes the draw's own spreads (the axis above takes the wider of the
+        # draw's and the theory's)
+        measured = {kind: float(logits.std()) for kind, (logits, _) in kinds.items()}
+        note = {
+            "std": measured["raw"],
+            "ratio": measured["raw"] / max(measured["scaled"], 1e-12),
+            "every_logit_zero": not snap.logits.any(),
+        }
         self._off_axis_note.text = "" if shared else text("page", "histogram note", numbers=note)
 
 
