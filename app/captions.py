@@ -337,7 +337,6 @@ def _lr_sweep(r: Results) -> dict:
         "curve_d_ks": ", ".join(map(str, CURVE_D_KS)),
         "lowest": _listed(lowest),
         "edges": ", ".join(written(e, c) for e, c in zip(edges[at], chaotic[at], strict=True)),
-        "any_edge_chaotic": bool(chaotic[at].any()),
     }
 
 
@@ -395,9 +394,7 @@ def _best_lr(r: Results) -> dict:
     ]
     return numbers | {
         "edge_rows": _rows(r, edges),
-        "any_edge_chaotic": any(rates.moved(rule).any() for rule in EDGE_RULES),
-        "any_holes": bool(holes),
-        "holes": "; ".join(holes),
+        "holes": "; ".join(holes) or "none",
     }
 
 

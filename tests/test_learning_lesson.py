@@ -179,7 +179,7 @@ def test_defect_3_a_chaotic_edge_is_marked_on_the_page():
     for rule, row in zip(rates.edge, rows, strict=True):
         cells = row.strip("|").split("|")[1:]
         assert [cell.strip().endswith("†") for cell in cells] == list(rates.chaotic[rule]), row
-    assert "†: a nudge of 1e-12 in W_Q moves this edge" in said
+    assert "†: an edge a nudge of 1e-12 in W_Q moves" in said
 
 
 # 6. The toy against full Transformers: μP's width-scaled η.

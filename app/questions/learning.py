@@ -173,7 +173,7 @@ def _every_rule_training(r):
     return (
         read.setting(r)
         | read.trained_sweep(r, rules)
-        | read.rates(r, rules[:3], need=False, d_ks=(16, 1024, 65536))
+        | read.rates(r, rules[:3], need=False)
         | _sqrt_settling(r)
     )
 
@@ -245,7 +245,6 @@ def _one_rate_mup(r):
     base = dict(zip(d_ks, mup_base(r.rates.edge["linear"], d_ks), strict=True))
     moved = dict(zip(d_ks, r.rates.chaotic["linear"], strict=True))
     return numbers | {
-        "any_edge_chaotic": any(moved[d] for d in r.rates.d_ks),  # ÷ d_k's, the one shown
         "mup_base_d_k": MUP_BASE_D_K,
         **{f"linear_mup_{d}": written(base[d], moved[d]) for d in r.rates.d_ks},
     }

@@ -7,7 +7,7 @@ import numpy as np
 
 from app import softmax, theory
 from app.questions.steps import RatesPending, TrainingPending
-from app.rates import COLLAPSE_SPREAD, CURVE_D_KS, theory_checked, written
+from app.rates import COLLAPSE_SPREAD, theory_checked, written
 from app.results import Results
 from app.style import fraction, rule_name
 from app.training import DEFAULT_STEPS
@@ -107,29 +107,26 @@ def trained_sweep(r: Results, rules) -> dict:
     return numbers | {"any_chaotic": any(chaotic)}
 
 
-def rates(r: Results, rules, need: bool = True, d_ks=CURVE_D_KS) -> dict:
+def rates(r: Results, rules, need: bool = True) -> dict:
     """``{rule}_best_{d_k}``, each rule's lowest loss over η at each d_k of the curves, as
     a percentage of its start, and ``{rule}_edge_{d_k}``, its edge of stability there, written
-    out (– where none, † where a nudge of 1e-12 moves it); ``any_edge_chaotic``, whether one
-    of ``rules`` at ``d_ks`` (those the words show) is; ``swept``. ``RatesPending`` while they
+    out (– where none, † where a nudge of 1e-12 moves it); ``swept``.
+    ``RatesPending`` while they
     compute and until checked for chaos (a question's words do not change once shown),
     unless not ``need``ed (then only ``swept``, false)."""
     if r.rates is None or not r.rates.checked:
         if need:
             raise RatesPending
         return {"swept": False}
-    numbers = {"swept": True, "any_edge_chaotic": False}
-    at = [list(r.rates.edge_d_ks).index(d) for d in d_ks]
+    numbers = {"swept": True}
     for rule in rules:
         lowest = 100 * r.rates.best(rule)[0] / r.rates.start[rule]
         numbers |= {f"{rule}_best_{d}": float(x) for d, x in zip(r.rates.d_ks, lowest, strict=True)}
         edges = r.rates.edge.get(rule)
         if edges is not None:
-            chaotic = r.rates.chaotic[rule]
-            numbers["any_edge_chaotic"] |= bool(chaotic[at].any())
             numbers |= {
                 f"{rule}_edge_{d}": written(x, c)
-                for d, x, c in zip(r.rates.edge_d_ks, edges, chaotic, strict=True)
+                for d, x, c in zip(r.rates.edge_d_ks, edges, r.rates.chaotic[rule], strict=True)
             }
     return numbers
 
