@@ -174,6 +174,11 @@ def read_page(page, expected: Expected) -> dict:
     return page.evaluate(script)
 
 
+def summary_text(page) -> str:
+    """The text of the page's summary pane, as read_page reads it."""
+    return page.evaluate(f"({READ_PAGE_JS})([])")["summary"]["text"]
+
+
 def source_names(view: str) -> list[str]:
     """The sources of ``view``'s figure: named ``<view>:...`` (``app.sections.figures``)."""
     return [name for name in _built(section_of(view)).sources if name.split(":")[0] == view]

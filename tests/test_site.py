@@ -27,7 +27,7 @@ from urllib.parse import parse_qsl, unquote
 
 import numpy as np
 import pytest
-from answers import SMOOTH_RTOL, compare_edges, smooth_curves, window_etas
+from answers import SMOOTH_RTOL, compare_edges, smooth_curves, summary_text, window_etas
 from browser import (
     AHEAD_READY_JS,
     OFFLINE_ARGS,
@@ -393,10 +393,6 @@ def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offli
 CHECKED_JS = "() => [...Bokeh.documents].at(-1).get_model_by_name('lab-rates')?.text === 'checked'"
 SWEEPING_JS = CHECKED_JS.replace("'checked'", "'sweeping'")
 SWEPT_JS = CHECKED_JS.replace("'checked'", "'swept'")  # shown, not yet checked
-SUMMARY_JS = (
-    "() => [...[...Bokeh.documents].at(-1).all_models].find("
-    "(m) => m.css_classes?.includes('lab-summary'))?.text ?? ''"
-)
 # The learning-rate views' sources: one curve per d_k and the curves' edges; each rule's
 # lowest losses, and its edges with their theory.
 RATE_SOURCES = (
@@ -487,10 +483,10 @@ def test_the_learning_rate_views_show_the_sweep_of_their_scenario(offline, site_
     wait_for_source(page, "training_sweep:marker", "(d) => d.d_k[0] === 128", timeout=30_000)
     # Shown first, its windows' holes and chaos checked after: no × until then.
     page.wait_for_function(SWEPT_JS, timeout=300_000, polling=100)
-    assert "Checking which edges a nudge" in page.evaluate(SUMMARY_JS)
+    assert "Checking which edges a nudge" in summary_text(page)
     assert read_sources(page, ["best_lr:chaotic"])["best_lr:chaotic"]["d_k"] == []
     page.wait_for_function(CHECKED_JS, timeout=300_000, polling=100)
-    assert "Checking which edges" not in page.evaluate(SUMMARY_JS)
+    assert "Checking which edges" not in summary_text(page)
     new = Settings(d_k=128, scaling="sqrt", **(DEFAULT | {"variance": 1.05}))
     assert_swept_as_here(read_sources(page, RATE_SOURCES), new)
     titles = page.evaluate(f"({MODELS_JS})('Figure').map((f) => f.title.text)")
