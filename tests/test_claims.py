@@ -34,6 +34,7 @@ from test_questions import (
     scale,
     settings_of,
     softmax,
+    training_settings,
     unscaled_scores,
 )
 
@@ -53,7 +54,6 @@ from app.scenario import (
 )
 from app.simulation import SCALING_RULES, simulate
 from app.sweep import sweep
-from app.training import PAGE_TOKENS
 from app.words import Said, content
 
 N_SCENARIOS = 300
@@ -102,7 +102,7 @@ def results_of(scenario: dict, swept: bool = True, checked: bool = True) -> Resu
     values = dict(scenario)
     row = values.pop("row", None)
     s, learning_rate = settings_of(values)
-    training = replace(s, d_k=1, scaling="none", n_keys=min(s.n_keys, PAGE_TOKENS))
+    training = training_settings(s)
     runs = test_questions.training_runs(training, learning_rate)
     rates = test_questions.rates_for(training) if swept else None
     if rates is not None and not checked:
@@ -509,9 +509,7 @@ def nudged_results(results: Results) -> Results:
     }
     rates = None
     if results.rates is not None:
-        s = results.settings
-        training = replace(s, d_k=1, scaling="none", n_keys=min(s.n_keys, PAGE_TOKENS))
-        rates = nudged_rates(training)
+        rates = nudged_rates(training_settings(results.settings))
     return replace(results, runs=runs, rates=rates)
 
 

@@ -17,13 +17,12 @@ docs/theory.md gives its last result.
 
 import functools
 import re
-from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 import pytest
 import test_questions
-from test_claims import Here, forget, unreadable, wrong_claims
+from test_claims import Here, forget, nudged_results, unreadable, wrong_claims
 from test_learning_lesson import CHAOS
 from test_questions import settings_of, training_settings
 
@@ -61,8 +60,8 @@ def grouped(point):
 
 
 @functools.cache
-def rates_of(training, nudge: bool):
-    return learning_rates(training, nudge=nudge)
+def rates_of(training):
+    return learning_rates(training)
 
 
 def everything_about_rates(point, nudge: bool):
@@ -80,18 +79,12 @@ def everything_about_rates(point, nudge: bool):
         s, learning_rate = settings_of(scenario)
         training = training_settings(s)
         runs = test_questions.training_runs(training, learning_rate)
-        if nudge:
-            runs = {
-                d_k: {
-                    rule: replace(run.twin, chaotic_from=run.chaotic_from)
-                    for rule, run in by.items()
-                }
-                for d_k, by in runs.items()
-            }
-        rates = rates_of(training, nudge)
+        rates = rates_of(training)
         results = Results(
             s, learning_rate, simulate(s), sweep(s, D_K_OPTIONS), runs, None, rates, 1.0
         )
+        if nudge:
+            results = nudged_results(results)
         if " step " in where:
             slug, step = where.split(" step ")
             q = next(q for q in RATE_QUESTIONS if q.slug == slug)
@@ -150,7 +143,7 @@ def test_the_one_rate_answer_stands_beside_edges_that_do_what_it_says(variance, 
         s, _ = settings_of(
             {"variance": variance, "temperature": temperature, "seed": seed, **SQRT_AT}
         )
-        edges.append(rates_of(training_settings(s), False).edge["sqrt"])
+        edges.append(rates_of(training_settings(s)).edge["sqrt"])
     median = np.median(edges, axis=0)
     text = " ".join(said.text.split())
     if text.startswith("No:"):

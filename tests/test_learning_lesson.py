@@ -182,6 +182,23 @@ def test_defect_3_a_chaotic_edge_is_marked_on_the_page():
     assert "†: an edge a nudge of 1e-12 in W_Q moves" in said
 
 
+def test_defect_3_until_the_windows_are_checked_no_hole_or_dagger_is_claimed():
+    """The holes and the † are found by ``check_steps``, after the edges are shown:
+    until then the summary says it is checking, not "Holes …: none" nor what † means
+    beside a table that cannot have one yet (seed 0 has holes once checked)."""
+    checked = results_of(0)
+    assert any(w.holes.size for windows in checked.rates.window.values() for w in windows)
+    unchecked = replace(checked, rates=replace(checked.rates, chaotic=None))
+    assert not unchecked.rates.checked
+    for view in ("best_lr", "lr_sweep"):
+        said = summary(view, unchecked).text
+        assert "Checking the η under each edge" in said, view
+        assert "Holes" not in said and "†" not in said, view
+        assert "†: an edge a nudge" in summary(view, checked).text, view
+    said = summary("best_lr", checked).text
+    assert "Holes, η under an edge that fail: none" not in said and "Checking" not in said
+
+
 # 6. The toy against full Transformers: μP's width-scaled η.
 
 

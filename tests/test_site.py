@@ -483,10 +483,10 @@ def test_the_learning_rate_views_show_the_sweep_of_their_scenario(offline, site_
     wait_for_source(page, "training_sweep:marker", "(d) => d.d_k[0] === 128", timeout=30_000)
     # Shown first, its windows' holes and chaos checked after: no × until then.
     page.wait_for_function(SWEPT_JS, timeout=300_000, polling=100)
-    assert "Checking which edges a nudge" in summary_text(page)
+    assert "Checking the η under each edge" in summary_text(page)
     assert read_sources(page, ["best_lr:chaotic"])["best_lr:chaotic"]["d_k"] == []
     page.wait_for_function(CHECKED_JS, timeout=300_000, polling=100)
-    assert "Checking which edges" not in summary_text(page)
+    assert "Checking the η" not in summary_text(page)
     new = Settings(d_k=128, scaling="sqrt", **(DEFAULT | {"variance": 1.05}))
     assert_swept_as_here(read_sources(page, RATE_SOURCES), new)
     titles = page.evaluate(f"({MODELS_JS})('Figure').map((f) => f.title.text)")
