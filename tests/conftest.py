@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 # site's, in a browser; the build's; panel serve's.
 GROUPS = {
     "test_answers": "site",
+    "test_embed": "site",
     "test_engines": "site",
     "test_offline": "site",
     "test_site": "site",

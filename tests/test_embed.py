@@ -1,0 +1,112 @@
+"""The embed in its course page, on the built site: the course page on another origin
+fits each frame to the embed's content from the embed's own messages, in each way
+course pages listen: the README's three lines on a plain page, Canvas's
+``lti.frameResize``, H5P's resizer (Moodle's); on a desktop and on phones.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+from browser import STATUS_READY_JS, Console, http_server, write_course_page
+from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+FIXTURES = Path(__file__).parent / "fixtures"
+# The README's listener for a plain course page: the script of its "Embed" section.
+README_LISTENER = re.compile(r"```html\n<script>\n(addEventListener\('message'.*?)</script>\n```", re.S)
+# How far the frame's height may lie above its content's (the issue's "within 20 px").
+FIT_SLACK = 20
+
+# The fit of a frame's page: its height less its content's (the bottom of Panel's main,
+# read here), and how far it scrolls inside (0: no inner scrollbar).
+FIT_JS = """() => { const d = document.documentElement;
+  const content = document.querySelector('main').getBoundingClientRect().bottom + scrollY;
+  return {slack: d.clientHeight - content, overflow: d.scrollHeight - d.clientHeight,
+    height: d.clientHeight}; }"""
+# Whether the frame is fitted: the status bar has gone (it shows 4 s after ready, and
+# is counted while it shows), and the fit is within FIT_SLACK.
+FITTED_JS = f"""() => {{ if (!document.getElementById('lab-status').hidden) return false;
+  const fit = ({FIT_JS})(); return fit.overflow === 0 && fit.slack >= 0
+    && fit.slack <= {FIT_SLACK}; }}"""
+
+
+def listener(kind: str, site_url: str) -> str:  # noqa: F811 (site_url: a fixture's value)
+    """The course page's script that fits its frames: the README's (for the lab at
+    ``site_url``), or a Canvas-style or H5P-style parent's (tests/fixtures)."""
+    if kind == "readme":
+        script = README_LISTENER.search(README.read_text()).group(1)
+        assert "'https://your.host'" in script
+        return script.replace("https://your.host", site_url.rstrip("/"))
+    return (FIXTURES / f"{kind}_parent.js").read_text()
+
+
+def course_page(folder: Path, site_url: str, kind: str, links) -> Path:  # noqa: F811
+    """A course page in ``folder`` with an embed per link (the snippet's frames, 1200 px
+    high) and ``kind``'s listener after them."""
+    index = write_course_page(folder, site_url, links, gaps=[0] * len(links))
+    script = f"<script>\n{listener(kind, site_url)}</script>\n</body>"
+    index.write_text(index.read_text().replace("</body>", script))
+    return index
+
+
+def wait_fitted(frame):
+    """Wait until ``frame``'s height fits its content; fail saying how it does not."""
+    try:
+        frame.wait_for_function(FITTED_JS, timeout=30_000, polling=100)
+    except Exception as error:
+        raise AssertionError(f"not fitted: {frame.evaluate(FIT_JS)}") from error
+    return frame.evaluate(FIT_JS)
+
+
+def live_frames(page, count: int) -> list:
+    frames = [f.content_frame() for f in page.locator("iframe").element_handles()]
+    for frame in frames[:count]:
+        frame.wait_for_url(re.compile(r"\?"))
+        frame.wait_for_function(STATUS_READY_JS, timeout=BOOT_TIMEOUT, polling=100)
+    return frames
+
+
+@pytest.mark.parametrize("kind", ["readme", "canvas", "h5p"])
+def test_the_course_page_fits_each_embed_to_its_content(offline, site_url, tmp_path, kind):  # noqa: F811
+    """Two embeds, each fitted to its content (no inner scrollbar, at most FIT_SLACK px
+    below it) by the README's listener, a Canvas-style or an H5P-style parent; and
+    fitted again, taller, when the course page narrows to a phone's width. The embed's
+    own message says the height it asked for. (Before the embed told its height, each
+    frame kept the snippet's 1200 px, scrolling inside or blank below.)"""
+    links = list(COURSE_EMBEDS)[:2]
+    with http_server(course_page(tmp_path, site_url, kind, links).parent) as course_url:
+        page = offline.new_page()
+        console = Console(page)
+        page.goto(course_url)
+        frames = live_frames(page, 2)
+        wide = [wait_fitted(frame) for frame in frames]  # the second off the screen
+        if kind == "readme":
+            told = page.evaluate("embedStates().map((s) => s.height)")
+            assert told == [fit["height"] for fit in wide]
+        # Narrowed, a frame lays itself out anew once it is drawn: when scrolled to.
+        page.set_viewport_size({"width": 390, "height": 844})
+        for index, (frame, before) in enumerate(zip(frames, wide, strict=True)):
+            page.locator("iframe").nth(index).scroll_into_view_if_needed()
+            frame.wait_for_function(f"() => ({FIT_JS})().height > {before['height']}")
+            wait_fitted(frame)
+        page.close()
+    assert console.errors == []
+
+
+@pytest.mark.parametrize("phone", ["iPhone 13", "Pixel 5"])
+def test_a_phone_gets_no_scroll_trap(offline, site_url, tmp_path, phone):  # noqa: F811
+    """On a phone (its descriptor: touch, mobile viewport, scale factor) the README's
+    listener fits the embed to its content: the reader's swipe moves the course page,
+    not a frame 1200 px high that scrolls inside."""
+    links = list(COURSE_EMBEDS)[:1]
+    with http_server(course_page(tmp_path, site_url, "readme", links).parent) as course_url:
+        context = offline.phone(**offline.phones[phone])
+        page = context.new_page()
+        console = Console(page)
+        page.goto(course_url)
+        (frame,) = live_frames(page, 1)
+        fit = wait_fitted(frame)
+        assert fit["height"] > 1200  # taller than the snippet's frame: it scrolled inside
+        context.close()
+    assert console.errors == []
