@@ -14,7 +14,9 @@ from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, offline, site_url  # noqa: F4
 README = Path(__file__).resolve().parent.parent / "README.md"
 FIXTURES = Path(__file__).parent / "fixtures"
 # The README's listener for a plain course page: the script of its "Embed" section.
-README_LISTENER = re.compile(r"```html\n<script>\n(addEventListener\('message'.*?)</script>\n```", re.S)
+README_LISTENER = re.compile(
+    r"```html\n<script>\n(addEventListener\('message'.*?)</script>\n```", re.S
+)
 # How far the frame's height may lie above its content's (the "within 20 px").
 FIT_SLACK = 20
 
