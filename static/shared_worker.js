@@ -155,6 +155,7 @@ if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorke
       page.post = (message) => port.postMessage(message);
       pages.add(page);
       page.port.onmessage = (message) => receive(page, message);
+      port.postMessage({type: 'connected'});  // the page's word that it is not refused
     };
   })();
 }

@@ -32,7 +32,12 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 # Chromium resolves no host but 127.0.0.1: nothing can leave the machine.
-OFFLINE_ARGS = ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+LOCAL = "127.0.0.1"
+OFFLINE_ARGS = [f"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {LOCAL}"]
+# Another site than LOCAL's on the same machine (a site is a host; a port is not), for
+# a course page on another site than the lab: OFFLINE_ARGS that resolve it too.
+OTHER_SITE = "127.0.0.2"
+CROSS_SITE_ARGS = [f"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {LOCAL}, EXCLUDE {OTHER_SITE}"]
 REPO = Path(__file__).resolve().parent.parent
 
 # Every ColumnDataSource of a Bokeh document, by name, as plain JS arrays.
@@ -93,13 +98,13 @@ class QuietServer(ThreadingHTTPServer):
 
 
 @contextlib.contextmanager
-def http_server(folder: Path, handler=SimpleHTTPRequestHandler, port: int = 0):
-    """Serve ``folder`` on ``port`` (a free one by default) of 127.0.0.1 from a thread;
+def http_server(folder: Path, handler=SimpleHTTPRequestHandler, port: int = 0, host=LOCAL):
+    """Serve ``folder`` on ``port`` (a free one by default) of ``host`` from a thread;
     yields the root URL."""
-    server = QuietServer(("127.0.0.1", port), partial(handler, directory=str(folder)))
+    server = QuietServer((host, port), partial(handler, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        yield f"http://{host}:{server.server_address[1]}/"
     finally:
         server.shutdown()
         server.server_close()

@@ -1,14 +1,22 @@
 """The embed in its course page, on the built site: the course page on another origin
 fits each frame to the embed's content from the embed's own messages, in each way
 course pages listen: the README's three lines on a plain page, Canvas's
-``lti.frameResize``, H5P's resizer (Moodle's); on a desktop and on phones.
+``lti.frameResize``, H5P's resizer (Moodle's); on a desktop and on phones. On another
+site, each embed goes live whether the browser lets it share one Python or not.
 """
 
 import re
 from pathlib import Path
 
 import pytest
-from browser import STATUS_READY_JS, Console, http_server, write_course_page
+from browser import (
+    CROSS_SITE_ARGS,
+    OTHER_SITE,
+    STATUS_READY_JS,
+    Console,
+    http_server,
+    write_course_page,
+)
 from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -17,6 +25,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 README_LISTENER = re.compile(
     r"```html\n<script>\n(addEventListener\('message'.*?)</script>\n```", re.S
 )
+STATUS_BAR = "document.getElementById('lab-status')"
+STATUS = f"{STATUS_BAR}?.dataset.state"
 # How far the frame's height may lie above its content's (the issue's "within 20 px").
 FIT_SLACK = 20
 
@@ -33,7 +43,7 @@ FITTED_JS = f"""() => {{ if (!document.getElementById('lab-status').hidden) retu
     && fit.slack <= {FIT_SLACK}; }}"""
 
 
-def listener(kind: str, site_url: str) -> str:  # noqa: F811 (site_url: a fixture's value)
+def listener(kind: str, site_url: str) -> str:
     """The course page's script that fits its frames: the README's (for the lab at
     ``site_url``), or a Canvas-style or H5P-style parent's (tests/fixtures)."""
     if kind == "readme":
@@ -43,7 +53,7 @@ def listener(kind: str, site_url: str) -> str:  # noqa: F811 (site_url: a fixtur
     return (FIXTURES / f"{kind}_parent.js").read_text()
 
 
-def course_page(folder: Path, site_url: str, kind: str, links) -> Path:  # noqa: F811
+def course_page(folder: Path, site_url: str, kind: str, links) -> Path:
     """A course page in ``folder`` with an embed per link (the snippet's frames, 1200 px
     high) and ``kind``'s listener after them."""
     index = write_course_page(folder, site_url, links, gaps=[0] * len(links))
@@ -62,15 +72,18 @@ def wait_fitted(frame):
 
 
 def live_frames(page, count: int) -> list:
+    """The page's frames, the first ``count`` waited for until their status bar leaves
+    "loading": it must say ready (or busy), not failed."""
     frames = [f.content_frame() for f in page.locator("iframe").element_handles()]
     for frame in frames[:count]:
         frame.wait_for_url(re.compile(r"\?"))
-        frame.wait_for_function(STATUS_READY_JS, timeout=BOOT_TIMEOUT, polling=100)
+        frame.wait_for_function(f"() => {STATUS} !== 'loading'", timeout=BOOT_TIMEOUT, polling=100)
+        assert frame.evaluate(STATUS_READY_JS), frame.evaluate(f"{STATUS_BAR}.textContent")
     return frames
 
 
 @pytest.mark.parametrize("kind", ["readme", "canvas", "h5p"])
-def test_the_course_page_fits_each_embed_to_its_content(offline, site_url, tmp_path, kind):  # noqa: F811
+def test_the_course_page_fits_each_embed_to_its_content(offline, site_url, tmp_path, kind):
     """Two embeds, each fitted to its content (no inner scrollbar, at most FIT_SLACK px
     below it) by the README's listener, a Canvas-style or an H5P-style parent; and
     fitted again, taller, when the course page narrows to a phone's width. The embed's
@@ -97,7 +110,7 @@ def test_the_course_page_fits_each_embed_to_its_content(offline, site_url, tmp_p
 
 
 @pytest.mark.parametrize("phone", ["iPhone 13", "Pixel 5"])
-def test_a_phone_gets_no_scroll_trap(offline, site_url, tmp_path, phone):  # noqa: F811
+def test_a_phone_gets_no_scroll_trap(offline, site_url, tmp_path, phone):
     """On a phone (its descriptor: touch, mobile viewport, scale factor) the README's
     listener fits the embed to its content: the reader's swipe moves the course page,
     not a frame 1200 px high that scrolls inside."""
@@ -111,4 +124,50 @@ def test_a_phone_gets_no_scroll_trap(offline, site_url, tmp_path, phone):  # noq
         fit = wait_fitted(frame)
         assert fit["height"] > 1200  # taller than the snippet's frame: it scrolled inside
         context.close()
+    assert console.errors == []
+
+
+# A SharedWorker that is there and never says a word (a hung or blocked worker): a
+# real one, running an empty script.
+SILENT_SHARED_WORKER_JS = """(() => {
+  const Real = window.SharedWorker;
+  const silent = URL.createObjectURL(new Blob([''], {type: 'text/javascript'}));
+  window.SharedWorker = function (url, options) { return new Real(silent, options); };
+})()"""
+# Where a course page on another site gets which Python: with Chromium's storage
+# partitioning on (Chrome's default) the embeds share one; off (Playwright's default,
+# which disables it with a few other features: this switch, the last, replaces that
+# list), the browser refuses the shared worker with an `error` event; and where the
+# shared worker never answers.
+REFUSALS = {
+    "partitioned": (["--disable-features=PaintHolding"], None, "shared"),
+    "unpartitioned": ([], None, "own"),
+    "silent": (["--disable-features=PaintHolding"], SILENT_SHARED_WORKER_JS, "own"),
+}
+
+
+@pytest.mark.parametrize("refusal", REFUSALS)
+def test_an_embed_on_another_site_goes_live_whatever_becomes_of_its_shared_worker(
+    offline, site_url, tmp_path, refusal
+):
+    """Two embeds on a course page on another site go live, sharing one Python where the
+    browser lets them, else each with its own, and tell the course page which. (With
+    partitioning off, Chromium refused the shared worker by a later `error` event: the
+    first embed said "failed" and the second "loading" for good; a shared worker that
+    never answered left both loading.)"""
+    args, init_script, python = REFUSALS[refusal]
+    links = list(COURSE_EMBEDS)[:2]
+    folder = course_page(tmp_path, site_url, "readme", links).parent
+    with http_server(folder, host=OTHER_SITE) as course_url:
+        browser = offline.launch([*CROSS_SITE_ARGS, *args])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        console = Console(page)
+        if init_script:
+            page.add_init_script(init_script)
+        page.goto(course_url)
+        frames = live_frames(page, 2)
+        assert [frame.evaluate("pyodideWorker.python") for frame in frames] == [python] * 2
+        told = page.evaluate("embedStates().map((s) => [s.state, s.python])")
+        assert told == [["ready", python]] * 2
+        browser.close()
     assert console.errors == []

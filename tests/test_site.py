@@ -204,7 +204,8 @@ def offline_context(browser, **options):
 def offline():
     """An offline Chromium context (``offline_context``) at 1280 by 900; ``offline.phone``
     makes another, emulating an iPhone 13 (its keywords override the descriptor's), or
-    another of ``offline.phones``: Playwright's descriptors, by name."""
+    another of ``offline.phones``: Playwright's descriptors, by name; ``offline.launch``
+    launches another Chromium, with other arguments."""
     with sync_playwright() as p:
         browser = launch(p, OFFLINE_ARGS)
         context = offline_context(browser, viewport={"width": 1280, "height": 900})
@@ -214,6 +215,7 @@ def offline():
         }
         iphone = context.phones["iPhone 13"]
         context.phone = lambda **options: offline_context(browser, **(iphone | options))
+        context.launch = lambda args: launch(p, args)
         yield context
         browser.close()
 
@@ -1588,7 +1590,7 @@ def test_a_course_page_s_three_embeds_go_live_and_say_so_on_or_off_the_screen(
                 f"{json.dumps(','.join(f'view:{v}' for v in views))}"
             )
             assert frame.evaluate(EMBED_TITLE_JS) == [[1, 1, TITLE]]  # 1 px, clipped
-        assert [f.evaluate("pyodideWorker instanceof MessagePort") for f in frames] == [True] * 3
+        assert [f.evaluate("pyodideWorker.python") for f in frames] == ["shared"] * 3
         told = page.evaluate("embedStates().map((s) => [s.state, s.python])")
         assert told == [["ready", "shared"]] * 3
 
@@ -1627,7 +1629,7 @@ def test_each_embed_runs_a_python_of_its_own_where_the_browser_shares_none(
         for frame in frames:
             frame.wait_for_url(re.compile(re.escape(site_url) + r"\?"))
             frame.wait_for_function(STATUS_READY_JS, timeout=BOOT_TIMEOUT, polling=100)
-        assert [f.evaluate("pyodideWorker instanceof Worker") for f in frames] == [True, True]
+        assert [f.evaluate("pyodideWorker.python") for f in frames] == ["own", "own"]
         told = page.evaluate("embedStates().map((s) => [s.state, s.python])")
         assert told == [["ready", "own"]] * 2
     assert console.errors == []
