@@ -22,7 +22,20 @@ CSV_FILENAME = "attention-scaling-lab.csv"
 # The embed layout's height at an iframe width of 480 to 960 px (one column of
 # views): the controls and the link back, then one card per view. Measured on
 # the built site; the browser test checks the frame neither scrolls nor gapes.
-EMBED_HEIGHT = {"base": 680, "per_view": 440}
+# Narrower, on a phone, the layout is taller: about phone_base + phone_per_view
+# px per view at a viewport 360 px wide (a frame of 320 to 344 px), and
+# slope_base + slope_per_view px per view more for each px narrower (measured on
+# the iPhone 13's descriptor, frames 320 to 480 px wide, 1 to 4 views), so the
+# snippet's style asks for that height where the viewport is narrow, and a course
+# page with no script has no scroll trap on a phone (tests/test_embed.py).
+EMBED_HEIGHT = {
+    "base": 680,
+    "per_view": 440,
+    "phone_base": 1440,
+    "phone_per_view": 520,
+    "slope_base": 2.5,
+    "slope_per_view": 0.3,
+}
 
 
 class ShareBox(pn.viewable.Viewer):

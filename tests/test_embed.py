@@ -127,6 +127,41 @@ def test_a_phone_gets_no_scroll_trap(offline, site_url, tmp_path, phone):
     assert console.errors == []
 
 
+def copied_snippet(offline, site_url, link: str) -> str:
+    """The share box's embed code for the page at ``link`` (its section's views)."""
+    page = offline.new_page()
+    page.goto(site_url + link)
+    page.wait_for_function(STATUS_READY_JS, timeout=BOOT_TIMEOUT, polling=100)
+    page.get_by_role("button", name="Copy embed code").click()
+    snippet = page.locator("textarea").input_value()
+    page.close()
+    return snippet
+
+
+@pytest.mark.parametrize("phone", ["iPhone 13", "Pixel 5"])
+def test_the_snippet_alone_has_no_scroll_trap_on_a_phone(offline, site_url, tmp_path, phone):
+    """The share box's snippet on a course page with no script at all: on a phone the
+    frame is tall enough for its content (no inner scrollbar: the reader's swipe moves
+    the page) and not far taller (at most 15% blank); its title names its views. (The
+    snippet's fixed 2440 px for four views left 800 px to scroll inside on an iPhone 13.)"""
+    snippet = copied_snippet(offline, site_url, "?section=saturation")
+    assert 'title="Attention Scaling Lab: Largest attention weight, ' in snippet
+    fixture = (FIXTURES / "course_page.html").read_text()
+    (tmp_path / "index.html").write_text(fixture.replace("{{ SNIPPET }}", snippet))
+    with http_server(tmp_path) as course_url:
+        context = offline.phone(**offline.phones[phone])
+        page = context.new_page()
+        console = Console(page)
+        page.goto(course_url)
+        (frame,) = live_frames(page, 1)
+        page.locator("iframe").scroll_into_view_if_needed()
+        frame.wait_for_function(f"() => {STATUS_BAR}.hidden")
+        fit = frame.evaluate(FIT_JS)
+        assert fit["overflow"] == 0 and 0 <= fit["slack"] <= 0.15 * fit["height"], fit
+        context.close()
+    assert console.errors == []
+
+
 # A SharedWorker that is there and never says a word (a hung or blocked worker): a
 # real one, running an empty script.
 SILENT_SHARED_WORKER_JS = """(() => {

@@ -241,7 +241,7 @@ def test_embed_code_pins_the_current_scenario(open_page):
     code = page.locator("textarea").input_value()
     assert code.startswith('<iframe src="http://127.0.0.1:')
     assert (
-        "d_k=256" in code and "scaling=linear" in code and 'title="Attention Scaling Lab"' in code
+        "d_k=256" in code and "scaling=linear" in code and 'title="Attention Scaling Lab: ' in code
     )
 
 
