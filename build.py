@@ -70,6 +70,7 @@ BUILD_TEMPLATES = (
     page.WORKER_PRELUDE,
     panel_patches.STATUS_HTML,
     panel_patches.EMBED_HOST_JS,
+    panel_patches.KEEP_SCENARIO_JS,
     page.THEORY_HTML,
     wheels.PRECOMPILE_JS,
     panel_patches.WORKER_ERRORS_JS,

@@ -10,6 +10,7 @@ from sitebuild.common import STATIC, replace_once
 
 STATUS_HTML = STATIC / "status.html"  # the status bar, inserted before </body>
 EMBED_HOST_JS = STATIC / "embed_host.js"  # what an embed tells its course page, before it
+KEEP_SCENARIO_JS = STATIC / "keep_scenario.js"  # an embed rebuilt at the reader's scenario
 # Prepended to the worker: a file that fails to load (Pyodide's wasm hangs on it
 # instead of failing) or an error in an async step would otherwise leave the page
 # loading forever; report either as a status, which the page shows as failed.
@@ -186,7 +187,9 @@ def add_status(site: Path):
     page = replace_once(page, PANEL_IDLE, PAGE_IDLE, "Panel's page")
     page = replace_once(page, PANEL_ANSWER, PAGE_ANSWER, "Panel's page")
     page = replace_once(page, PANEL_MESSAGE, PAGE_MESSAGE, "Panel's page")
-    host = f"<script>\n{EMBED_HOST_JS.read_text()}</script>\n"
+    host = "".join(
+        f"<script>\n{script.read_text()}</script>\n" for script in (KEEP_SCENARIO_JS, EMBED_HOST_JS)
+    )
     html_path.write_text(page.replace("</body>", host + status + "</body>"))
 
 

@@ -15,6 +15,8 @@ from browser import (
     STATUS_READY_JS,
     Console,
     http_server,
+    slider_handle,
+    wait_for_source,
     write_course_page,
 )
 from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
@@ -159,6 +161,41 @@ def test_the_snippet_alone_has_no_scroll_trap_on_a_phone(offline, site_url, tmp_
         fit = frame.evaluate(FIT_JS)
         assert fit["overflow"] == 0 and 0 <= fit["slack"] <= 0.15 * fit["height"], fit
         context.close()
+    assert console.errors == []
+
+
+# A course page that rebuilds its frame in place, as navigation.instant does.
+REBUILD_JS = """() => { const frame = document.querySelector('iframe');
+  frame.replaceWith(frame.cloneNode()); }"""
+
+
+def test_an_embed_rebuilt_by_its_course_page_keeps_the_reader_s_scenario(
+    offline, site_url, tmp_path
+):
+    """The reader moves d_k in an embed; the course page is reloaded, then rebuilds the
+    frame in place (as MkDocs Material's navigation.instant does): each time the embed
+    comes back at the reader's d_k, not at its snippet's link. A new tab starts at the
+    link. (Before, both came back at the link's d_k = 512.)"""
+    links = list(COURSE_EMBEDS)[:1]  # d_k = 512
+    with http_server(course_page(tmp_path, site_url, "readme", links).parent) as course_url:
+        page = offline.new_page()
+        console = Console(page)
+        page.goto(course_url)
+        (frame,) = live_frames(page, 1)
+        slider_handle(frame, "d_k").press("ArrowLeft")  # 512 -> 256
+        frame.wait_for_url(re.compile(r"d_k=256&"))
+        wait_for_source(frame, "spread:marker", "(d) => d.d_k[0] === 256")
+        for rebuild in (page.reload, lambda: page.evaluate(REBUILD_JS)):
+            rebuild()
+            (frame,) = live_frames(page, 1)
+            wait_for_source(frame, "spread:marker", "(d) => d.d_k[0] === 256")
+            assert "d_k=256&" in frame.url
+        other = offline.new_page()
+        other.goto(course_url)
+        (frame,) = live_frames(other, 1)
+        wait_for_source(frame, "spread:marker", "(d) => d.d_k[0] === 512")
+        other.close()
+        page.close()
     assert console.errors == []
 
 
