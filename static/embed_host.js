@@ -15,7 +15,8 @@
 //
 // The height is the content's, not the frame's: the bottom of the page's laid-out
 // elements (the status bar, fixed at the bottom, counted while it shows), so that it
-// shrinks as well as grows. Outgoing messages carry nothing private (the page's own
+// shrinks as well as grows; told once the embed is live (until then it shows the
+// prerendered page, the whole lab, under a placeholder: the snippet's height holds). Outgoing messages carry nothing private (the page's own
 // link); incoming ones are heard only from the parent window.
 const labHost = (() => {
   const framed = window.parent !== window;
@@ -23,8 +24,10 @@ const labHost = (() => {
   const post = (message) => framed && window.parent.postMessage(message, '*');
   let h5p = false;  // whether the parent speaks H5P's resizer protocol
   const tell = (fields) => {
+    const live = told.state === 'loading' && fields.state && fields.state !== 'loading';
     Object.assign(told, fields, {href: location.href});
     post({...told});
+    if (live) measureSoon();
   };
 
   // The content's height: the lowest bottom of the body's laid-out children but fixed
@@ -43,6 +46,7 @@ const labHost = (() => {
     return Math.ceil(bottom + window.scrollY + margin + barHeight);
   };
   const sendHeight = () => {
+    if (told.state === 'loading') return;
     const height = contentHeight();
     if (height === told.height) return;
     tell({height});

@@ -164,6 +164,43 @@ def test_the_snippet_alone_has_no_scroll_trap_on_a_phone(offline, site_url, tmp_
     assert console.errors == []
 
 
+# Counts, in each frame, the frames drawn while the embed loads with Bokeh's prerendered
+# page laid out, and those of them not under the placeholder.
+FIRST_PAINT_JS = """(() => {
+  window.paints = {loading: 0, uncovered: 0};
+  const watch = () => {
+    const bar = document.getElementById('lab-status');
+    if (bar && bar.dataset.state !== 'loading') return;
+    if (window.Bokeh?.index && [...Bokeh.index.all_views()].length) {
+      paints.loading += 1;
+      if (!document.documentElement.classList.contains('lab-placeholder')) paints.uncovered += 1;
+    }
+    requestAnimationFrame(watch);
+  };
+  requestAnimationFrame(watch);
+})()"""
+
+
+def test_an_embed_paints_no_other_scenario_before_it_is_live(offline, site_url, tmp_path):
+    """Until it is live, an embed shows a neutral placeholder over the prerendered page
+    (the default scenario, laid out as the whole lab), in every frame it draws; then
+    its own views, and the course page gets its height only then. (Before, it showed
+    d_k = 64 and every section, greyed, for 2-3 s.)"""
+    links = list(COURSE_EMBEDS)[:1]  # d_k = 512: spread and heatmap
+    with http_server(course_page(tmp_path, site_url, "readme", links).parent) as course_url:
+        page = offline.new_page()
+        console = Console(page)
+        page.add_init_script(FIRST_PAINT_JS)
+        page.goto(course_url)
+        (frame,) = live_frames(page, 1)
+        paints = frame.evaluate("paints")
+        assert paints["loading"] > 0 and paints["uncovered"] == 0, paints
+        assert not frame.evaluate("document.documentElement.classList.contains('lab-placeholder')")
+        wait_fitted(frame)
+        page.close()
+    assert console.errors == []
+
+
 # A course page that rebuilds its frame in place, as navigation.instant does.
 REBUILD_JS = """() => { const frame = document.querySelector('iframe');
   frame.replaceWith(frame.cloneNode()); }"""
