@@ -10,7 +10,7 @@ the start of navigation) and each one's, and the peak memory of the browser's
 renderers, summed over the renderer processes the load started (VmHWM from /proc:
 the embeds' shared worker, or each embed's own, runs in a renderer).
 
-Run: python tests/benchmarks/site.py --embeds
+Run: python tests/benchmarks/site.py --embeds [--before DIR]
 """
 
 import re
@@ -56,33 +56,57 @@ def load_course(browser, course_url: str, site_url: str, embeds: int, renderers,
     return result
 
 
-def measure(browser, site_url: str, renderers, peaks) -> dict:
-    """EMBED_RUNS cold loads of the course page with one embed and with three, alternating."""
-    runs = {1: [], 3: []}
+def measure(browser, sites: dict, renderers, peaks) -> dict:
+    """EMBED_RUNS cold loads of the course page with one embed and with three, for each
+    of ``sites`` ({name: URL}), alternating: {name: {embeds: [load_course's results]}}."""
+    runs = {name: {1: [], 3: []} for name in sites}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(EMBED_RUNS):
-            for embeds in runs:
-                write_course_page(Path(tmp), site_url, EMBED_LINKS[:embeds], [GAP] * embeds)
-                with http_server(Path(tmp)) as course_url:
-                    runs[embeds].append(
-                        load_course(browser, course_url, site_url, embeds, renderers, peaks)
-                    )
+            for embeds in (1, 3):
+                for name, site_url in sites.items():
+                    links = EMBED_LINKS[:embeds]
+                    write_course_page(Path(tmp), site_url, links, [GAP] * embeds)
+                    with http_server(Path(tmp)) as course_url:
+                        runs[name][embeds].append(
+                            load_course(browser, course_url, site_url, embeds, renderers, peaks)
+                        )
     return runs
 
 
-def report(runs: dict):
-    median = {
-        n: {k: statistics.median(r[k] for r in runs[n]) for k in ("ready", "slowest", "memory")}
-        for n in runs
+ROWS = (
+    ("last embed ready, each scrolled to (ms)", "ready", "{:12.0f}"),
+    ("slowest embed, from its scroll to ready (ms)", "slowest", "{:12.0f}"),
+    ("renderers' peak memory, summed (MB)", "memory", "{:12.0f}"),
+)
+
+
+def medians(runs: dict) -> dict:
+    return {
+        n: {key: statistics.median(r[key] for r in runs[n]) for _, key, _ in ROWS} for n in runs
     }
-    print(f"\nA course page with the site's embeds (Chromium; medians of {EMBED_RUNS} cold loads)")
-    print(f"{'':<44}{'one embed':>12}{'three':>12}{'ratio':>8}")
-    for label, key, fmt in (
-        ("last embed ready, each scrolled to (ms)", "ready", "{:12.0f}"),
-        ("slowest embed, from its scroll to ready (ms)", "slowest", "{:12.0f}"),
-        ("renderers' peak memory, summed (MB)", "memory", "{:12.0f}"),
-    ):
-        one, three = median[1][key], median[3][key]
-        print(f"{label:<44}" + fmt.format(one) + fmt.format(three) + f"{three / one:8.2f}")
-    waits = [statistics.median(r["waits"][i] for r in runs[3]) for i in range(3)]
-    print("each of the three, from its scroll to ready (ms):", ", ".join(f"{w:.0f}" for w in waits))
+
+
+def report(runs: dict):
+    """Each site's medians, one embed against three; with a site "before", each figure
+    of the site as built against it."""
+    for name, site_runs in runs.items():
+        median = medians(site_runs)
+        print(
+            f"\nA course page with the {name} site's embeds (Chromium; medians of "
+            f"{EMBED_RUNS} cold loads)"
+        )
+        print(f"{'':<44}{'one embed':>12}{'three':>12}{'ratio':>8}")
+        for label, key, fmt in ROWS:
+            one, three = median[1][key], median[3][key]
+            print(f"{label:<44}" + fmt.format(one) + fmt.format(three) + f"{three / one:8.2f}")
+        waits = [statistics.median(r["waits"][i] for r in site_runs[3]) for i in range(3)]
+        print(
+            "each of the three, from its scroll to ready (ms):",
+            ", ".join(f"{w:.0f}" for w in waits),
+        )
+    if "before" in runs:
+        now, before = medians(runs["site"]), medians(runs["before"])
+        print(f"\nThe site as built against before{'':<13}{'one embed':>12}{'three':>12}")
+        for label, key, _ in ROWS:
+            ratios = [now[n][key] / before[n][key] for n in (1, 3)]
+            print(f"{label:<44}" + "".join(f"{r:12.2f}" for r in ratios))

@@ -69,10 +69,12 @@ within 1.2x the rendering floor in the Spread and Saturation sections; a drag at
 Run: python tests/benchmarks/site.py [--before DIR] [--engines chromium,firefox,webkit]
 (builds the site if stale). ``--wire [--wire-runs N]`` measures over throttled links
 instead: a home link and a slow 4G link (tests/benchmarks/wire.py); ``--embeds`` a
-course page with one embed and with three (tests/benchmarks/embeds.py).
+course page with one embed and with three (tests/benchmarks/embeds.py), and with
+``--before DIR`` the same for that site too, alternating.
 """
 
 import argparse
+import contextlib
 import statistics
 import sys
 import tempfile
@@ -646,9 +648,14 @@ def main(argv=None):
         wire.report(measured)
         return
     if args.embeds:
-        with http_server(build.SITE, handler()) as url, sync_playwright() as p:
+        with contextlib.ExitStack() as stack:
+            sites = {"site": stack.enter_context(http_server(build.SITE, handler()))}
+            if args.before:
+                before = stack.enter_context(http_server(args.before.resolve(), handler()))
+                sites["before"] = before
+            p = stack.enter_context(sync_playwright())
             browser = launch(p, OFFLINE_ARGS)
-            embeds.report(embeds.measure(browser, url, renderers, peaks_mb))
+            embeds.report(embeds.measure(browser, sites, renderers, peaks_mb))
             browser.close()
         return
     variants = {  # name -> (site folder, handler, sections to time moves in)
