@@ -540,7 +540,7 @@ MOVE_AT_RENDER_JS = f"""(() => {{
     const sent = post.call(this, message, ...rest);
     if (message?.type === 'location') {{
       const title = {json.dumps(SLIDER_TITLES["d_k"])};
-      [...this.jsdoc.all_models].find((m) => m.title === title).value -= 1;
+      [...pyodideWorker.jsdoc.all_models].find((m) => m.title === title).value -= 1;
     }}
     return sent;
   }};
