@@ -16,8 +16,9 @@
 // The height is the content's, not the frame's: the bottom of the page's laid-out
 // elements (the status bar, fixed at the bottom, counted while it shows), so that it
 // shrinks as well as grows; told once the embed is live (until then it shows the
-// prerendered page, the whole lab, under a placeholder: the snippet's height holds). Outgoing messages carry nothing private (the page's own
-// link); incoming ones are heard only from the parent window.
+// prerendered page, the whole lab, under a placeholder: the snippet's height holds).
+// Outgoing messages carry nothing private (the page's own link); incoming ones are
+// heard only from the parent window.
 const labHost = (() => {
   const framed = window.parent !== window;
   const told = {type: 'attention-scaling-lab', state: 'loading', python: null, height: null};
