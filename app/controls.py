@@ -30,6 +30,7 @@ from app.scenario import (
     SEED_RANGE,
     SETTINGS_FIELDS,
     TEMPERATURE_RANGE,
+    THEMES,
     VARIANCE_RANGE,
 )
 from app.simulation import SCALING_RULES, Settings
@@ -77,6 +78,9 @@ class Scenario(param.Parameterized):
         default=None, objects=[None, *(q.slug for q in QUESTIONS)], doc="The open question."
     )
     lecture = param.Boolean(default=False, doc="Lecture mode: large type, one view at a time.")
+    theme = param.Selector(
+        default="auto", objects=list(THEMES), doc="Light, dark, or the reader's (auto)."
+    )
     step = param.Integer(default=0, bounds=(0, None), doc="Its step, from 0.")
 
     def settings(self) -> Settings:

@@ -53,6 +53,7 @@ from app.share_box import ShareBox
 from app.simulation import SCALING_RULES, Settings, median_row, simulate
 from app.stage import Stage
 from app.style import key_css, rule_key_label
+from app.theme import PageTheme
 from app.words import plain_html, text
 
 TITLE = "Attention Scaling Lab"
@@ -85,7 +86,7 @@ class AttentionLab(pn.viewable.Viewer):
         self._build_layout()
         self.scenario.param.watch(self._on_change, list(FIELDS))
         self.scenario.param.watch(self._show_views, ["views", "lecture", "section"])
-        self.scenario.param.watch(lambda _: self.address.write(), ["lecture", "section"])
+        self.scenario.param.watch(lambda _: self.address.write(), ["lecture", "section", "theme"])
         self.scenario.param.watch(self._open_question, ["question", "step"])
         self._update(curves=True)
         if in_browser() and not making_snapshot():
@@ -116,6 +117,7 @@ class AttentionLab(pn.viewable.Viewer):
             location.param.watch(lambda _: self.address.read(), "search")
         self._go_live()  # panel serve (the request's query is known now) or a notebook
         pn.state.onload(self._scroll_to_step)  # a link's question: once the page is shown
+        pn.state.onload(self.theme.follow)  # the theme too: its marker acts in the page
 
     # --- widgets -------------------------------------------------------------------------
 
@@ -137,6 +139,7 @@ class AttentionLab(pn.viewable.Viewer):
             stylesheets=[key_css(SCALING_RULES), FOCUS_CSS],
         )
         self.shown_rules.param.watch(self._show_rules, "value")
+        self.theme = PageTheme(s, self.shown_rules)
         self.row_pick = pn.widgets.Select(
             name="Query row",
             options={"the median row": -1, **{str(i + 1): i for i in range(Settings.n_queries)}},
@@ -161,6 +164,8 @@ class AttentionLab(pn.viewable.Viewer):
         self.training.later()  # done already, unless Python started from scratch
         for widget in self._until_live:
             widget.disabled = False
+        if self.theme.marker.document is not None:  # the page has it (not yet under serve)
+            self.theme.follow()
         self.state.text = "live"
         if in_browser():  # its next d_k moves drawn ahead, once the page has the document
             DocumentLink.when_linked(self.state.document, lambda link: LookAhead(self, link))
@@ -416,6 +421,7 @@ class AttentionLab(pn.viewable.Viewer):
             pn.pane.Bokeh(self.training_state),
             pn.pane.Bokeh(self.rates_state),
             pn.pane.Bokeh(self.scroll),
+            pn.pane.Bokeh(self.theme.marker),
             sizing_mode="stretch_width",
             styles=LAYOUT_STYLES,
             stylesheets=[PHONE_CSS],
@@ -440,6 +446,7 @@ class AttentionLab(pn.viewable.Viewer):
             section.show_lecture(s.lecture)
         self.stage.link_full_lab(self.address.query(views=None))
         self._show_words()
+        self.theme.paint()  # what was laid out now, in the theme
 
     def __panel__(self):
         return self.layout

@@ -50,6 +50,8 @@ SECTIONS = {
     "stability": (),
 }
 FIRST_SECTION = next(iter(SECTIONS))
+# The page's colour themes (``?theme=dark``): auto follows the reader's preference.
+THEMES = ("auto", "light", "dark")
 # The page's views, in page order; ``?views=spread,heatmap`` is the embed layout
 # (what a course page's iframe shows): the controls and those views only.
 VIEWS = tuple(view for views in SECTIONS.values() for view in views)
@@ -118,8 +120,9 @@ def write_query(values: dict) -> dict[str, str]:
     """Query parameters that ``read_query`` maps back to ``values``.
 
     ``section`` (when not the first, in the full page), ``views`` (the embed layout),
-    ``lecture`` (1: lecture mode) and ``question`` and ``step`` (an open question, its step
-    counted from 1) are written when set; alpha as a fraction, 1/3.
+    ``lecture`` (1: lecture mode), ``theme`` (when not ``auto``) and ``question`` and
+    ``step`` (an open question, its step counted from 1) are written when set; alpha as
+    a fraction, 1/3.
     """
     query = {
         name: f"{values[name]:g}" if isinstance(values[name], float) else str(values[name])
@@ -132,6 +135,8 @@ def write_query(values: dict) -> dict[str, str]:
         query["views"] = ",".join(values["views"])
     if values.get("lecture"):
         query["lecture"] = "1"
+    if values.get("theme", "auto") != "auto":
+        query["theme"] = values["theme"]
     if values.get("question"):
         query["question"] = values["question"]
         query["step"] = str(values.get("step", 0) + 1)
@@ -228,6 +233,12 @@ def _section(name, text):
     return text, None
 
 
+def _theme(name, text):
+    if text not in THEMES:
+        raise ValueError(f"the themes are {', '.join(THEMES)}")
+    return text, None
+
+
 def _views(name, text):
     asked = [v.strip() for v in text.split(",") if v.strip()]
     unknown = [v for v in asked if v not in VIEWS]
@@ -267,6 +278,7 @@ _READERS = {
     "learning_rate": _on_log_slider(LEARNING_RATE_OPTIONS, "steps of 1, 2, 5", float),
     "section": _section,
     "views": _views,
+    "theme": _theme,
     "lecture": _flag,
     "question": _question,
     "step": _step,

@@ -51,6 +51,17 @@ class ShareBox(pn.viewable.Viewer):
             inline=False,
         )
         scenario.param.watch(self._follow_section, "section")
+        # The embed's colour theme: its course page's, or the reader's (app/theme.py).
+        self.embed_theme = pn.widgets.Select(
+            name=text("page", "share", "theme"),
+            options={
+                "The reader's (light or dark, as their system asks)": "auto",
+                "Light": "light",
+                "Dark": "dark",
+            },
+            value="auto",
+            sizing_mode="stretch_width",
+        )
         self.embed_code = pn.widgets.TextAreaInput(
             name=text("page", "share", "embed code"),
             placeholder=text("page", "share", "placeholder"),
@@ -63,6 +74,7 @@ class ShareBox(pn.viewable.Viewer):
             args={
                 "code": self.embed_code,
                 "views": self.embed_views,
+                "theme": self.embed_theme,
                 "all_views": list(VIEWS),
                 "sizes": EMBED_HEIGHT,
                 "title": title,
@@ -86,6 +98,7 @@ class ShareBox(pn.viewable.Viewer):
             pn.pane.Markdown(f"**{text('page', 'headings', 'share')}**", margin=(10, 10, 0, 10)),
             pn.pane.Markdown(text("page", "share", "note"), margin=(0, 10), styles=SMALL),
             self.embed_views,
+            self.embed_theme,
             copy,
             self.embed_code,
             pn.pane.Markdown(

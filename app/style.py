@@ -23,6 +23,15 @@ RULE_TEXT_COLORS = {
     "qk_norm": "#AD427D",
     "power": "#8D6100",
 }
+# Under the dark theme, the same hues lightened until their text has a contrast of 4.5 or
+# more on its background (app.theme.DARK_PAPER) and on each colour's own key tint there.
+RULE_TEXT_COLORS_DARK = {
+    "none": "#DE8036",
+    "sqrt": "#4F9ECA",
+    "linear": "#26AD88",
+    "qk_norm": "#D185AF",
+    "power": "#E69F00",
+}
 RULE_NAMES = {
     "none": "none",
     "sqrt": "÷ √d_k",
@@ -63,14 +72,16 @@ def rule_key_label(rule: str) -> str:
     return f"{MARKER_SYMBOLS[RULE_MARKERS[rule]]} {RULE_NAMES[rule]}"
 
 
-def key_css(rules) -> str:
-    """Colours the colour key's buttons by rule (the buttons follow ``rules``, in order).
+def key_css(rules, dark: bool = False) -> str:
+    """Colours the colour key's buttons by rule (the buttons follow ``rules``, in order),
+    its words in ``RULE_TEXT_COLORS`` (``RULE_TEXT_COLORS_DARK`` under the dark theme).
 
     ``!important``: Bokeh's own button styles are more specific than these."""
+    inks = RULE_TEXT_COLORS_DARK if dark else RULE_TEXT_COLORS
     return ".bk-btn-group { display: grid !important; grid-template-columns: 1fr 1fr; }\n" + (
         "\n".join(
-            f".bk-btn-group > .bk-btn:nth-child({i + 1}) {{ color: {RULE_TEXT_COLORS[rule]} "
-            f"!important; border-color: {RULE_TEXT_COLORS[rule]} !important; }}\n"
+            f".bk-btn-group > .bk-btn:nth-child({i + 1}) {{ color: {inks[rule]} "
+            f"!important; border-color: {inks[rule]} !important; }}\n"
             f".bk-btn-group > .bk-btn:nth-child({i + 1}).bk-active {{ background: "
             f"{RULE_COLORS[rule]}22 !important; font-weight: 600; }}"
             for i, rule in enumerate(rules)

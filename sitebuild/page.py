@@ -60,8 +60,9 @@ def convert(site: Path, app_wheel: Path | None = None):
     drop_unused_bundles(site)
 
 
-# Panel's dist folders the page may load at run time (stylesheets, KaTeX fonts).
-PANEL_DIST_DIRS = ["css", "assets", "images", "bundled/katex"]
+# Panel's dist folders the page may load at run time (stylesheets, KaTeX fonts), and
+# the dark theme's stylesheet (app/theme.py).
+PANEL_DIST_DIRS = ["css", "assets", "images", "bundled/katex", "bundled/theme/dark.css"]
 
 
 def localise(site: Path):

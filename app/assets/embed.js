@@ -1,10 +1,13 @@
 // The embed code for the picked views, copied to the clipboard.
-// (A CustomJS callback: views, all_views, sizes, title, code.)
+// (A CustomJS callback: views, all_views, theme, sizes, title, code.)
 const url = new URL(window.location.href.split('#')[0]);
 // views: the Bokeh CheckboxGroup, whose labels follow all_views
 const picked = views.active.length ? views.active.map((i) => all_views[i]) : all_views;
 url.searchParams.set('views', picked.join(','));
 url.searchParams.delete('section');  // the embed layout shows its views, whatever the section
+// theme: the Bokeh Select of the embed's theme; auto, the reader's, is the page's default
+if (theme.value === 'auto') url.searchParams.delete('theme');
+else url.searchParams.set('theme', theme.value);
 const n = picked.length;
 const height = sizes.base + sizes.per_view * n;
 // On a narrow viewport (a phone), taller: share_box.EMBED_HEIGHT.
