@@ -86,7 +86,7 @@ class AttentionLab(pn.viewable.Viewer):
         self._build_layout()
         self.scenario.param.watch(self._on_change, list(FIELDS))
         self.scenario.param.watch(self._show_views, ["views", "lecture", "section"])
-        self.scenario.param.watch(lambda _: self.address.write(), ["lecture", "section", "theme"])
+        self.scenario.param.watch(lambda *_: self.address.write(), ["lecture", "section", "theme"])
         self.scenario.param.watch(self._open_question, ["question", "step"])
         self._update(curves=True)
         if in_browser() and not making_snapshot():
@@ -166,6 +166,7 @@ class AttentionLab(pn.viewable.Viewer):
             widget.disabled = False
         if self.theme.marker.document is not None:  # the page has it (not yet under serve)
             self.theme.follow()
+        self.share.show_snippet()  # the page's address is known now
         self.state.text = "live"
         if in_browser():  # its next d_k moves drawn ahead, once the page has the document
             DocumentLink.when_linked(self.state.document, lambda link: LookAhead(self, link))
@@ -359,7 +360,9 @@ class AttentionLab(pn.viewable.Viewer):
         self.scroll = Div(text="", name="lab-scroll", visible=False)
         self.scroll.js_on_change("text", CustomJS(code=SCROLL_JS))
         self.questions = QuestionBox(self.scenario)
-        self.share = ShareBox(self.scenario, self._csv_file, self.stage.start_lecture, TITLE)
+        self.share = ShareBox(
+            self.scenario, self.address.query, self._csv_file, self.stage.start_lecture, TITLE
+        )
         # Disabled until the link's scenario is applied (see _go_live).
         self._until_live = [
             *self.widgets.values(),

@@ -1,10 +1,12 @@
 """Share or embed the scenario on screen, or take it away.
 
-The address bar holds the scenario; a teacher picks views and copies an
-``<iframe>`` snippet of them (built in the browser from the page's URL,
-``embed.js``); anyone downloads the data (CSV) or the figures (PNG), or
-starts lecture mode.
+The address bar holds the scenario; a teacher picks views and a theme and copies
+the ``<iframe>`` snippet of them, which the code box keeps up to date with the
+scenario (``embed_snippet``; ``copy.js`` copies it and says so); anyone downloads
+the data (CSV) or the figures (PNG), or starts lecture mode.
 """
+
+import html
 
 import panel as pn
 
@@ -16,7 +18,7 @@ from app.sections import VIEW_TITLES
 from app.words import text
 
 SAVE_FIGURES_JS = asset("save_figures.js")
-EMBED_JS = asset("embed.js")
+COPY_JS = asset("copy.js")
 CSV_FILENAME = "attention-scaling-lab.csv"
 
 # The embed layout's height at an iframe width of 480 to 960 px (one column of
@@ -37,13 +39,42 @@ EMBED_HEIGHT = {
     "slope_per_view": 0.3,
 }
 
+# The themes an embed may ask for (app/theme.py), as the share box names them.
+EMBED_THEMES = {
+    "The reader's (light or dark, as their system asks)": "auto",
+    "Light": "light",
+    "Dark": "dark",
+}
+
+
+def embed_snippet(src: str, views, title: str) -> str:
+    """The ``<iframe>`` of the page at ``src`` showing ``views``, titled with them.
+
+    Its height fits the views at an iframe width of 480 to 960 px, and grows on a
+    narrow viewport as the embed layout does (``EMBED_HEIGHT``).
+    """
+    n, h = len(views), EMBED_HEIGHT
+    height = h["base"] + h["per_view"] * n
+    phone = h["phone_base"] + h["phone_per_view"] * n
+    slope = f"{h['slope_base'] + h['slope_per_view'] * n:.1f}"
+    narrow = f"calc({phone}px + {slope} * (360px - 100vw))"
+    style = f"border:0; max-width:100%; height:max({height}px, {narrow})"
+    # Its title names the views, so that a screen reader tells a page's embeds apart.
+    named = html.escape(f"{title}: {', '.join(VIEW_TITLES[view] for view in views)}")
+    return (
+        f'<iframe src="{html.escape(src)}" title="{named}" width="100%" height="{height}" '
+        f'style="{style}" loading="lazy"></iframe>'
+    )
+
 
 class ShareBox(pn.viewable.Viewer):
-    """The share box. ``csv_file()`` gives the CSV; ``start_lecture()`` starts lecture
-    mode; ``title`` names the lab in the snippet and the figures' file."""
+    """The share box. ``query(**changes)`` writes the scenario's query with ``changes``
+    (``Address.query``); ``csv_file()`` gives the CSV; ``start_lecture()`` starts
+    lecture mode; ``title`` names the lab in the snippet and the figures' file."""
 
-    def __init__(self, scenario, csv_file, start_lecture, title: str, **params):
+    def __init__(self, scenario, query, csv_file, start_lecture, title: str, **params):
         super().__init__(**params)
+        self._query, self._title = query, title
         self.embed_views = pn.widgets.CheckBoxGroup(
             name="Views to embed",
             options={VIEW_TITLES[key]: key for key in VIEWS},
@@ -54,11 +85,7 @@ class ShareBox(pn.viewable.Viewer):
         # The embed's colour theme: its course page's, or the reader's (app/theme.py).
         self.embed_theme = pn.widgets.Select(
             name=text("page", "share", "theme"),
-            options={
-                "The reader's (light or dark, as their system asks)": "auto",
-                "Light": "light",
-                "Dark": "dark",
-            },
+            options=EMBED_THEMES,
             value="auto",
             sizing_mode="stretch_width",
         )
@@ -69,18 +96,11 @@ class ShareBox(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         copy = pn.widgets.Button(name="Copy embed code", width=160, stylesheets=[FOCUS_CSS])
-        # Built in the browser from the page's own URL, which holds the scenario.
-        copy.js_on_click(
-            args={
-                "code": self.embed_code,
-                "views": self.embed_views,
-                "theme": self.embed_theme,
-                "all_views": list(VIEWS),
-                "sizes": EMBED_HEIGHT,
-                "title": title,
-            },
-            code=EMBED_JS,
-        )
+        copy.js_on_click(args={"code": self.embed_code, "button": copy}, code=COPY_JS)
+        # The snippet follows every setting: the scenario's, and the views and theme.
+        scenario.param.watch(lambda *_: self.show_snippet(), list(scenario.param))
+        self.embed_views.param.watch(lambda _: self.show_snippet(), "value")
+        self.embed_theme.param.watch(lambda _: self.show_snippet(), "value")
         csv_download = pn.widgets.FileDownload(
             callback=csv_file,
             filename=CSV_FILENAME,
@@ -108,6 +128,20 @@ class ShareBox(pn.viewable.Viewer):
             pn.Row(lecture, margin=0),
             sizing_mode="stretch_width",
         )
+
+    def show_snippet(self):
+        """Put the snippet of the scenario, views and theme picked in the code box, once
+        the page's address is known (its own, without query: the embed's base)."""
+        location = pn.state.location
+        if location is None or not location.href:
+            return
+        views = [view for view in VIEWS if view in self.embed_views.value] or list(VIEWS)
+        theme = self.embed_theme.value
+        query = self._query(
+            views=",".join(views), section=None, theme=None if theme == "auto" else theme
+        )
+        base = location.href.split("#")[0].split("?")[0]
+        self.embed_code.value = embed_snippet(base + query, views, self._title)
 
     def _follow_section(self, event):
         """A teacher embeds what is on screen: the section's views (until they pick)."""

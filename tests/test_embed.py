@@ -19,6 +19,7 @@ from browser import (
     wait_for_source,
     write_course_page,
 )
+from engines import AXE, AXE_RUN_JS
 from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -129,11 +130,14 @@ def test_a_phone_gets_no_scroll_trap(offline, site_url, tmp_path, phone):
     assert console.errors == []
 
 
-def copied_snippet(offline, site_url, link: str) -> str:
-    """The share box's embed code for the page at ``link`` (its section's views)."""
+def copied_snippet(offline, site_url, link: str, theme: str | None = None) -> str:
+    """The share box's embed code for the page at ``link`` (its section's views), with
+    the theme labelled ``theme`` picked (None: as it comes)."""
     page = offline.new_page()
     page.goto(site_url + link)
     page.wait_for_function(STATUS_READY_JS, timeout=BOOT_TIMEOUT, polling=100)
+    if theme is not None:
+        page.get_by_label("Theme of the embed").select_option(label=theme)
     page.get_by_role("button", name="Copy embed code").click()
     snippet = page.locator("textarea").input_value()
     page.close()
@@ -278,5 +282,40 @@ def test_an_embed_on_another_site_goes_live_whatever_becomes_of_its_shared_worke
         assert [frame.evaluate("pyodideWorker.python") for frame in frames] == [python] * 2
         told = page.evaluate("embedStates().map((s) => [s.state, s.python])")
         assert told == [["ready", python]] * 2
+        browser.close()
+    assert console.errors == []
+
+
+def test_a_reader_who_asks_for_dark_gets_dark_embeds_unless_the_snippet_says_light(
+    offline, site_url, tmp_path
+):
+    """On a course page on another site, for a reader whose system asks for dark: the
+    share box's snippet as it comes (the reader's theme) draws dark, from its first
+    frame (a dark placeholder, never the light prerendered page) to live, and axe-core
+    finds nothing in it; the one the teacher set to "Light" stays light."""
+    snippets = [
+        copied_snippet(offline, site_url, "?section=spread"),
+        copied_snippet(offline, site_url, "?section=spread", theme="Light"),
+    ]
+    assert "theme=" not in snippets[0] and "theme=light" in snippets[1]
+    fixture = (FIXTURES / "course_page.html").read_text()
+    (tmp_path / "index.html").write_text(fixture.replace("{{ SNIPPET }}", "\n".join(snippets)))
+    with http_server(tmp_path, host=OTHER_SITE) as course_url:
+        browser = offline.launch(CROSS_SITE_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme="dark")
+        console = Console(page)
+        page.add_init_script(FIRST_PAINT_JS)
+        page.goto(course_url)
+        dark, light = live_frames(page, 2)
+        assert dark.evaluate("document.documentElement.dataset.labTheme") == "dark"
+        assert dark.evaluate("paints.uncovered") == 0
+        dark.wait_for_function(f"() => {STATUS_BAR}.hidden")
+        dark.evaluate(f"(() => {{ {AXE.read_text()}\n; return typeof window.axe; }})()")
+        assert dark.evaluate(AXE_RUN_JS) == []
+        assert light.evaluate("document.documentElement.dataset.labTheme") == "light"
+        assert light.evaluate("getComputedStyle(document.documentElement).backgroundColor") in (
+            "rgba(0, 0, 0, 0)",
+            "rgb(255, 255, 255)",
+        )
         browser.close()
     assert console.errors == []

@@ -373,6 +373,36 @@ def test_a_bad_link_shows_its_notice(engine, site_url):
     assert engine.errors() == []
 
 
+# The colour at a figure's top-left corner (its border, drawn by the figure's theme).
+FIGURE_CORNER_JS = f"""(() => {{ const canvas = {DEEP_JS}('canvas').find((c) => c.width > 100);
+  return canvas ? [...canvas.getContext('2d').getImageData(1, 1, 1, 1).data.slice(0, 3)] : null;
+}})()"""
+DARK_PAPER_RGB = [33, 37, 41]  # app.theme.DARK_PAPER
+
+
+def test_the_dark_theme_covers_the_page_and_reads(engine, site_url, output_dir):
+    """?theme=dark: the page around, Panel's widgets and the figures are dark, and
+    axe-core (its contrast rules among the rest) finds nothing, in a section of figures
+    and in the embed layout. (Before, the parameter was ignored as unknown.)"""
+    engine.goto(site_url + "?theme=dark&section=saturation")
+    wait_until_ready(engine)
+    assert engine.evaluate("document.documentElement.dataset.labTheme") == "dark"
+    assert engine.evaluate("getComputedStyle(document.documentElement).backgroundColor") == (
+        "rgb(33, 37, 41)"
+    )
+    assert engine.evaluate(
+        f"{DEEP_JS}('select.bk-input').map((s) => getComputedStyle(s).backgroundColor)"
+    ) == ["rgb(33, 37, 41)"] * engine.evaluate(f"{DEEP_JS}('select.bk-input').length")
+    engine.wait_for(f"JSON.stringify({FIGURE_CORNER_JS}) === '{json.dumps(DARK_PAPER_RGB)}'")
+    engine.screenshot(output_dir / f"dark-{engine.name}.png")
+    assert accessibility_violations(engine) == []
+    engine.goto(site_url + "?theme=dark&views=spread,heatmap")
+    wait_until_ready(engine)
+    engine.wait_for(f"JSON.stringify({FIGURE_CORNER_JS}) === '{json.dumps(DARK_PAPER_RGB)}'")
+    assert accessibility_violations(engine) == []
+    assert engine.errors() == []
+
+
 def test_a_missing_pyodide_says_so(engine, site):
     """Pyodide's wasm missing, compressed and not (the worker falls back from one to the
     other): the status says so."""

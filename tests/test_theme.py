@@ -31,6 +31,14 @@ def test_a_link_asks_for_a_theme_and_a_bad_one_is_named():
     assert write_query(values | {"theme": "light"})["theme"] == "light"
 
 
+def test_a_link_s_theme_applies_with_its_other_page_settings():
+    """A link that sets the theme and lecture mode at once (one update, two events: it
+    raised a TypeError in the browser build, and the page never went live)."""
+    lab = AttentionLab()
+    lab.scenario.param.update(theme="dark", lecture=True, section="saturation")
+    assert (lab.scenario.theme, lab.scenario.lecture) == ("dark", True)
+
+
 def design_sheets(doc) -> set[str]:
     """Which of Panel's design stylesheets the document's components carry."""
     return {
