@@ -196,6 +196,9 @@ _SLIDER_SCALES = {
 }
 
 
+TRAINING_CONTROLS = "lab-training-run"  # the name of the training run's group
+
+
 def controls_column(
     widgets: dict[str, pn.widgets.Widget],
     questions: pn.viewable.Viewable,
@@ -205,7 +208,7 @@ def controls_column(
 ) -> pn.Column:
     """The controls beside the views, in groups: the questions, the scaling rule, the
     sizes, the spread of the vectors, the training run, the draw and the curves shown,
-    and the share box."""
+    and the share box. The training run's group is named ``TRAINING_CONTROLS``."""
     w = widgets
     group = {"sizing_mode": "stretch_width", "margin": 0}
     return pn.Column(
@@ -223,6 +226,7 @@ def controls_column(
         pn.Column(
             pn.pane.Markdown(text("page", "headings", "training run"), margin=(5, 10, 0, 10)),
             w["learning_rate"],
+            name=TRAINING_CONTROLS,
             **group,
         ),
         pn.Column(

@@ -32,6 +32,7 @@ from app.controls import (
     FOCUS_CSS,
     TARGETS_CSS,
     TEXT_CSS,
+    TRAINING_CONTROLS,
     Scenario,
     controls_column,
     scenario_widgets,
@@ -61,6 +62,7 @@ LAYOUT_STYLES = {"max-width": "1400px", "margin": "0 auto"}
 # Lecture mode, for a projector: every widget's and pane's type larger (Bokeh's widgets
 # read --bokeh-font-size; the figures' own text is set by SectionFigures.show_lecture).
 LECTURE_STYLES = {"font-size": "20px", "--bokeh-font-size": "18px"}
+TRAINED_VIEWS = set(SECTIONS["learning"])  # the views that read the training run
 
 
 # The CSS and JavaScript the page sends to the browser (each file says what it does).
@@ -68,6 +70,7 @@ BODY_CSS = asset("layout.css")
 UNSEEN_CSS = asset("unseen.css")
 PHONE_CSS = asset("phone.css")
 SCROLL_JS = asset("scroll.js")
+SKIP_JS, SKIP_CSS = asset("skip.js"), asset("skip.css")
 
 
 class AttentionLab(pn.viewable.Viewer):
@@ -378,6 +381,7 @@ class AttentionLab(pn.viewable.Viewer):
         self.controls = controls_column(
             self.widgets, self.questions, self.new_draw, self.shown_rules, self.share
         )
+        (self.training_controls,) = [c for c in self.controls if c.name == TRAINING_CONTROLS]
         self.stability = pn.Column(  # not in the embed layout: it shows the views only
             pn.pane.Markdown(
                 f"## {text('page', 'headings', 'stability')}",
@@ -414,7 +418,11 @@ class AttentionLab(pn.viewable.Viewer):
         self.embed_title = pn.pane.HTML(
             f"<h1>{TITLE}</h1>", visible=False, stylesheets=[UNSEEN_CSS]
         )
+        # A skip link past the controls, for the keyboard: out of sight until focused.
+        skip = pn.widgets.Button(name=text("page", "skip"), stylesheets=[SKIP_CSS, FOCUS_CSS])
+        skip.js_on_click(code=SKIP_JS)
         self.layout = pn.Column(
+            skip,
             self.embed_title,
             self.header,
             self.notice,
@@ -442,6 +450,8 @@ class AttentionLab(pn.viewable.Viewer):
         self.stability.visible = not embed and s.section == "stability"
         self.header.visible = self.share.layout.visible = not embed
         self.embed_title.visible = embed
+        # An embed shows the training run's controls only beside a view of the training.
+        self.training_controls.visible = not embed or bool(set(s.views) & TRAINED_VIEWS)
         self.questions.pick.visible = not embed  # an embed shows its link's question only
         self.body.css_classes = ["lab-body"] + ["lab-embed"] * embed + ["lab-lecture"] * s.lecture
         self.layout.styles = {**LAYOUT_STYLES, **(LECTURE_STYLES if s.lecture else {})}

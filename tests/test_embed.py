@@ -20,7 +20,13 @@ from browser import (
     write_course_page,
 )
 from engines import AXE, AXE_RUN_JS
-from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
+from test_site import (  # noqa: F401 (fixtures)
+    BOOT_TIMEOUT,
+    COURSE_EMBEDS,
+    active_element_js,
+    offline,
+    site_url,
+)
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -318,4 +324,41 @@ def test_a_reader_who_asks_for_dark_gets_dark_embeds_unless_the_snippet_says_lig
             "rgb(255, 255, 255)",
         )
         browser.close()
+    assert console.errors == []
+
+
+# The name of the view whose card has the keyboard's focus (null: none has).
+FOCUSED_VIEW_JS = """() => { let a = document.activeElement;
+  while (a?.shadowRoot?.activeElement) a = a.shadowRoot.activeElement;
+  const view = [...Bokeh.documents[0].all_models].find((m) => typeof m.name === 'string'
+    && m.name.startsWith('view:') && Bokeh.index.find_one(m)?.el === a);
+  return view?.name ?? null; }"""
+
+
+def test_the_keyboard_skips_an_embed_s_controls_with_one_key(offline, site_url, tmp_path):
+    """On a course page, the first Tab into an embed reaches its skip link, shown then;
+    Enter on it takes the focus to the first view, and from there a few Tabs leave the
+    embed. (Passing one embed took 31 Tab presses, with no skip link.)"""
+    snippet = copied_snippet(offline, site_url, "?section=spread")
+    fixture = (FIXTURES / "course_page.html").read_text()
+    (tmp_path / "index.html").write_text(fixture.replace("{{ SNIPPET }}", snippet))
+    with http_server(tmp_path, host=OTHER_SITE) as course_url:
+        page = offline.new_page()
+        console = Console(page)
+        page.goto(course_url)
+        (frame,) = live_frames(page, 1)
+        page.get_by_role("heading", name="Week 5").click()
+        page.keyboard.press("Tab")
+        skip = frame.get_by_role("button", name="Skip the controls, to the views")
+        assert frame.evaluate(active_element_js("a.textContent.trim()")) == skip.inner_text()
+        box = skip.bounding_box()
+        assert box["width"] > 100 and box["height"] > 20  # in sight while focused
+        page.keyboard.press("Enter")
+        frame.wait_for_function(f"() => ({FOCUSED_VIEW_JS})() === 'view:histogram'")
+        stops = 0  # to leave the embed from its first view
+        while frame.evaluate("document.hasFocus()") and stops < 30:
+            page.keyboard.press("Tab")
+            stops += 1
+        assert stops <= 12, stops
+        page.close()
     assert console.errors == []

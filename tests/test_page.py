@@ -19,6 +19,7 @@ from browser import (
     wait_for_source,
     widest_frames_with_stylesheets_late,
 )
+from engines import DEEP_JS
 from playwright.sync_api import sync_playwright
 
 from app import theory
@@ -234,15 +235,26 @@ def test_every_control_works_from_the_keyboard(open_page):
     page.wait_for_function("() => !location.search.includes('seed=42')", timeout=10_000)
 
 
-def test_embed_code_pins_the_current_scenario(open_page):
+def test_embed_code_pins_the_current_scenario_and_follows_every_setting(open_page):
+    """The code box holds the snippet of the scenario on screen and keeps it so: a move,
+    a theme picked (before, it kept the snippet of the last press). The copy is said
+    to a screen reader and on the button."""
     page = open_page("?d_k=256&scaling=linear")
     wait_for_source(page, "spread:marker", "(d) => d.d_k[0] === 256")
+    code = page.locator("textarea")
+    page.wait_for_function(f"() => {DEEP_JS}('textarea')[0]?.value.includes('d_k=256')")
+    assert code.input_value().startswith('<iframe src="http://127.0.0.1:')
+    assert "scaling=linear" in code.input_value() and "theme=" not in code.input_value()
+    assert 'title="Attention Scaling Lab: ' in code.input_value()
+    page.get_by_label("Theme of the embed").select_option(label="Dark")
+    page.wait_for_function(f"() => {DEEP_JS}('textarea')[0].value.includes('theme=dark')")
+    page.get_by_role("button", name="New draw").click()
+    page.wait_for_function(f"() => !{DEEP_JS}('textarea')[0].value.includes('seed=0&amp;')")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.get_by_role("button", name="Copy embed code").click()
-    code = page.locator("textarea").input_value()
-    assert code.startswith('<iframe src="http://127.0.0.1:')
-    assert (
-        "d_k=256" in code and "scaling=linear" in code and 'title="Attention Scaling Lab: ' in code
-    )
+    page.get_by_role("status").filter(has_text="Embed code copied to the clipboard.").wait_for()
+    page.get_by_role("button", name="Copied ✓").wait_for()
+    assert page.evaluate("navigator.clipboard.readText()") == code.input_value()
 
 
 @pytest.mark.parametrize(("label", "width"), [("desktop", 1280), ("phone", 375)])

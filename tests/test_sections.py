@@ -99,3 +99,14 @@ def test_the_learning_rate_views_follow_the_rule_and_d_k_on_screen():
     for key in ("best_loss", "best_lr"):
         assert sources[f"{key}:marker"].data["d_k"] == [256]
         assert sources[f"{key}:marker"].data["color"] == [RULE_COLORS["linear"]]
+
+
+def test_an_embed_shows_the_training_run_s_controls_only_beside_a_training_view():
+    """(Every embed showed the learning-rate slider, which moves nothing but the
+    training views.)"""
+    lab = AttentionLab()
+    assert lab.training_controls.visible  # the whole page: every section's controls
+    lab.scenario.views = ["spread", "heatmap"]
+    assert not lab.training_controls.visible
+    lab.scenario.views = ["spread", "lr_sweep"]
+    assert lab.training_controls.visible
