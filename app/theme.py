@@ -7,15 +7,16 @@ themselves (black marks, white fills); the colour key's words are re-inked so
 they read on either background; and the page around the components (the
 ``<html>`` element) follows the hidden ``lab-theme`` marker, through
 ``assets/theme.js``. Under ``auto`` the theme follows the reader's
-``prefers-color-scheme``, as Panel's ``BrowserInfo`` model reports it, also when
-it changes.
+``prefers-color-scheme``, which the page tells in the marker's tags when asked,
+and again whenever it changes. (Not Panel's ``BrowserInfo``: in the browser
+build it reports the preference before the page's document is linked to
+Python's, and the report is lost.)
 """
 
 import panel as pn
 from bokeh.models import CustomJS, Div, ImportedStyleSheet
 from bokeh.themes import Theme
 from bokeh.themes import default as default_theme
-from panel.models.browser import BrowserInfo
 
 from app.asset import asset
 from app.simulation import SCALING_RULES
@@ -97,43 +98,46 @@ class PageTheme:
         The colour key, whose words are inked for the theme.
 
     ``marker`` is the hidden ``lab-theme`` marker, in the page's layout: its text says
-    which theme is drawn (``light`` or ``dark``; empty until the page is followed).
+    which theme is drawn, ``light`` or ``dark`` (empty until the page is followed;
+    ``ask`` while Python waits for the reader's preference, which the page then puts
+    in its tags: ``["dark"]`` or ``["light"]``).
     """
 
     def __init__(self, scenario, key):
         self.scenario, self.key = scenario, key
         self.marker = Div(text="", name="lab-theme", visible=False)
         self.marker.js_on_change("text", CustomJS(args={"paper": DARK_PAPER}, code=THEME_JS))
-        self._prefers_dark = None  # the reader's preference, once the browser told it
+        self.marker.on_change("tags", self._preference_told)
+        self._prefers_dark = None  # the reader's preference, once the page told it
         self._ever_dark = False  # a light page that never was dark has nothing to repaint
         self._followed = False
         scenario.param.watch(lambda _: self.paint(), "theme")
 
     def follow(self):
-        """Draw the theme, and follow the reader's preference, once the page has the
-        document (the marker's); the theme's changes then reach the page."""
-        doc = self.marker.document
-        if doc is None:
+        """Ask the page for the reader's preference, once it has the document (the
+        marker's), and draw the theme: at once if the link pins it, else when told."""
+        if self.marker.document is None:
             return  # not in a page (a notebook's cell before display): drawn light
-        for browser in doc.select({"type": BrowserInfo}):  # Panel's, one per page
-            self._prefers_dark = browser.dark_mode
-            browser.on_change("dark_mode", self._preference_changed)
         self._followed = True
-        self.paint()
+        self.marker.text = "ask"
+        if self.scenario.theme != "auto":
+            self.paint()
 
     def paint(self):
         """Draw the document in its theme (again, after new models joined it)."""
         doc = self.marker.document
         if doc is None or not self._followed:
             return  # drawn light, as built, until the page is followed
+        if self.scenario.theme == "auto" and self._prefers_dark is None:
+            return  # drawn once the page tells the reader's preference
         dark = is_dark(self.scenario.theme, self._prefers_dark)
         self._ever_dark |= dark
         if self._ever_dark:
             paint_document(doc, dark, self.key)
         self.marker.text = "dark" if dark else "light"
 
-    def _preference_changed(self, attr, old, new):
-        self._prefers_dark = new
+    def _preference_told(self, attr, old, new):
+        self._prefers_dark = "dark" in new
         self.paint()
 
 

@@ -5,7 +5,6 @@ import panel as pn
 import pytest
 from bokeh.document import Document
 from bokeh.models import ImportedStyleSheet, Plot
-from panel.models.browser import BrowserInfo
 
 from app.page import AttentionLab
 from app.scenario import read_query, write_query
@@ -63,18 +62,26 @@ def glyph_colors(doc) -> dict:
 
 @pytest.fixture
 def page():
-    """The page's real document, as ``panel serve`` makes it for a session (with the
-    model of Panel's that reports the browser, as a session's document has)."""
+    """The page's real document, as ``panel serve`` makes it for a session, followed
+    as the page's load does; the reader's preference is not told yet."""
     lab, doc = AttentionLab(), Document()
     pn.panel(lab).server_doc(doc)
-    doc.add_root(BrowserInfo())
-    lab.theme.follow()  # what the page's load does under panel serve
+    lab.theme.follow()
     return lab, doc
+
+
+def tell(lab, preference: str):
+    """What the page does when asked (``assets/theme.js``): the reader's preference in
+    the theme marker's tags (a change of the Bokeh property, as a page's patch makes)."""
+    assert lab.theme.marker.text in ("ask", "light", "dark")
+    lab.theme.marker.tags = [preference]
 
 
 def test_the_dark_theme_paints_every_model_and_the_light_one_undoes_it(page):
     lab, doc = page
     light = glyph_colors(doc)
+    assert lab.theme.marker.text == "ask"  # auto: the page is asked the preference
+    tell(lab, "light")
     assert design_sheets(doc) == {"light"} and lab.theme.marker.text == "light"
     assert any(color in DARK_GLYPH_COLORS for color in light.values())  # something to paint
 
@@ -97,15 +104,15 @@ def test_the_dark_theme_paints_every_model_and_the_light_one_undoes_it(page):
     assert glyph_colors(doc) == light
 
 
-def test_auto_follows_the_reader_s_preference_as_the_browser_reports_it(page):
+def test_auto_follows_the_reader_s_preference_as_the_page_tells_it(page):
     lab, doc = page
-    (browser,) = doc.select({"type": BrowserInfo})
-    browser.dark_mode = True
+    assert lab.theme.marker.text == "ask" and design_sheets(doc) == {"light"}  # not drawn
+    tell(lab, "dark")
     assert lab.theme.marker.text == "dark" and design_sheets(doc) == {"dark"}
-    browser.dark_mode = False
+    tell(lab, "light")
     assert lab.theme.marker.text == "light" and design_sheets(doc) == {"light"}
     lab.scenario.theme = "dark"
-    browser.dark_mode = False
+    tell(lab, "light")
     assert lab.theme.marker.text == "dark"  # a link's own theme wins over the reader's
 
 
