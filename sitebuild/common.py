@@ -30,7 +30,7 @@ def replace_once(text: str, old: str, new: str, where: str) -> str:
     """``text`` with its one occurrence of ``old`` replaced by ``new``.
 
     Raises BuildError naming ``where`` when ``old`` is missing or repeated: the
-    build edits Panel's generated page and worker and one line of Pyodide, and
+    build edits Panel's generated page and worker and a few lines of Pyodide, and
     must notice when a release changes them.
     """
     if text.count(old) != 1:

@@ -77,7 +77,7 @@ SNAPSHOT_BOOT = """\
     }
     return;
   }
-  self.pyodide = await loadPyodide({stdLibURL: named(STDLIB)});
+  self.pyodide = await loadPyodide({stdLibURL: named(STDLIB), enableRunUntilComplete: JSPI});
 """
 
 

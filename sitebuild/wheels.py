@@ -43,6 +43,29 @@ TABLE_SCAN = (
     "if(item){functionsInTableMap.set(item,i)}}}};"
 )
 NO_TABLE_SCAN = "var updateTableMap=(offset,count)=>{};"
+# CPython's wasm-gc trampoline (which counts a function's arguments) crashes Safari on
+# iOS 18, so Pyodide 0.27 skips it on iOS, which it knows by navigator.platform; but
+# iPadOS Safari says "MacIntel", so iPads crashed (pyodide#5670). Upstream's fix
+# (pyodide#5695, in 0.28) also reads the user agent, and takes a "MacIntel" with
+# touch points for an iPad. Where it skips the trampoline, the table slot the
+# trampoline takes elsewhere is taken by a stand-in, so that every later slot is where
+# the snapshot (made in node, with the trampoline) has it (see TABLE_SCAN).
+SKIP_ON_IOS = (
+    "let isIOS=globalThis.navigator&&/iPad|iPhone|iPod/.test(navigator.platform);"
+    "if(isIOS){return 0}"
+)
+SKIP_ON_IOS_AND_IPADOS = (
+    "let isIOS=globalThis.navigator&&(/iPad|iPhone|iPod/.test(navigator.userAgent)"
+    '||navigator.platform==="MacIntel"&&navigator.maxTouchPoints>1);'
+    'if(isIOS){addFunction(()=>0,"i");return 0}'
+)
+# And a restored snapshot brings the trampoline's slot with it, in Python's runtime
+# state: the one Pyodide just chose (0 where it skipped it) is written back over it.
+RESTORED_MEMORY = "return Module.HEAP8.set(t),l}"
+RESTORED_MEMORY_OWN_TRAMPOLINE = (
+    "return Module.HEAP8.set(t),HEAP32[(__PyRuntime+HEAP32[__PyEM_EMSCRIPTEN_COUNT_ARGS_OFFSET"
+    "/4>>>0])/4>>>0]=Module._PyEM_CountArgsPtr,l}"
+)
 # Files dropped from wheels because the site serves them beside the wheels.
 WHEEL_DROPS = {"panel": ("panel/dist/", "panel/tests/"), "bokeh": ("bokeh/server/static/",)}
 # Dependency edges left out of the lock, with the reason.
@@ -175,9 +198,14 @@ def assemble_pyodide(pyodide_dir: Path):
         for name in [*PYODIDE_CORE, "pyodide-lock.json"]:
             (pyodide_dir / name).write_bytes(npm.extractfile(f"package/{name}").read())
     runtime = pyodide_dir / "pyodide.asm.js"
-    runtime.write_text(
-        replace_once(runtime.read_text(), TABLE_SCAN, NO_TABLE_SCAN, "Pyodide's pyodide.asm.js")
-    )
+    patched = runtime.read_text()
+    for old, new in [
+        (TABLE_SCAN, NO_TABLE_SCAN),
+        (SKIP_ON_IOS, SKIP_ON_IOS_AND_IPADOS),
+        (RESTORED_MEMORY, RESTORED_MEMORY_OWN_TRAMPOLINE),
+    ]:
+        patched = replace_once(patched, old, new, "Pyodide's pyodide.asm.js")
+    runtime.write_text(patched)
     upstream = PyodideLockSpec.from_json(pyodide_dir / "pyodide-lock.json")
 
     (provisa,) = fetch_pinned(PROVISA, CACHE / "provisa", "any", "py").values()

@@ -17,6 +17,11 @@ const STDLIB_ZEROS = STDLIB_HOLES;  // [[start, end], ...], filled in by the bui
 // fail but hang (Pyodide sizes the wasm memory from it), so it is checked first;
 // Pyodide itself checks the build id that follows.
 const SNAPSHOT_MAGIC = 1886286592;
+// Pyodide 0.27 runs asyncio's run_until_complete by stack switching (JSPI) unless told
+// not to, and a call of it crashes a browser without JSPI (Firefox, Safari): there it
+// only schedules the coroutine, as before 0.27 (pyodide.webloop reads this at each call,
+// so it holds for a restored snapshot too).
+const JSPI = 'Suspending' in WebAssembly || 'Suspender' in WebAssembly;
 
 // The snapshot comes compressed twice (sitebuild/snapshot.py): with gzip, which the
 // browser decompresses natively (0.34 s for its 108 MB in Chromium here), and with
@@ -357,7 +362,7 @@ async function restoreSnapshot() {
     const snapshot = await openSnapshot(snapshotFile);
     hook = PyodideSnapshot.install(pack, pack.preload, snapshot, fetchElsewhere);
     const pyodide = await loadPyodide({
-      stdLibURL,
+      stdLibURL, enableRunUntilComplete: JSPI,
       _loadSnapshot: snapshot.header, _snapshotDeserializer: PyodideSnapshot.deserializer,
     });
     URL.revokeObjectURL(stdLibURL);
