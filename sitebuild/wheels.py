@@ -66,6 +66,13 @@ RESTORED_MEMORY_OWN_TRAMPOLINE = (
     "return Module.HEAP8.set(t),HEAP32[(__PyRuntime+HEAP32[__PyEM_EMSCRIPTEN_COUNT_ARGS_OFFSET"
     "/4>>>0])/4>>>0]=Module._PyEM_CountArgsPtr,l}"
 )
+# The edits to Pyodide's pyodide.asm.js, each (old, new): the build fails if an old
+# text is not there once.
+PYODIDE_PATCHES = [
+    (TABLE_SCAN, NO_TABLE_SCAN),
+    (SKIP_ON_IOS, SKIP_ON_IOS_AND_IPADOS),
+    (RESTORED_MEMORY, RESTORED_MEMORY_OWN_TRAMPOLINE),
+]
 # Files dropped from wheels because the site serves them beside the wheels.
 WHEEL_DROPS = {"panel": ("panel/dist/", "panel/tests/"), "bokeh": ("bokeh/server/static/",)}
 # Dependency edges left out of the lock, with the reason.
@@ -199,11 +206,7 @@ def assemble_pyodide(pyodide_dir: Path):
             (pyodide_dir / name).write_bytes(npm.extractfile(f"package/{name}").read())
     runtime = pyodide_dir / "pyodide.asm.js"
     patched = runtime.read_text()
-    for old, new in [
-        (TABLE_SCAN, NO_TABLE_SCAN),
-        (SKIP_ON_IOS, SKIP_ON_IOS_AND_IPADOS),
-        (RESTORED_MEMORY, RESTORED_MEMORY_OWN_TRAMPOLINE),
-    ]:
+    for old, new in PYODIDE_PATCHES:
         patched = replace_once(patched, old, new, "Pyodide's pyodide.asm.js")
     runtime.write_text(patched)
     upstream = PyodideLockSpec.from_json(pyodide_dir / "pyodide-lock.json")

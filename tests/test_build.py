@@ -25,7 +25,7 @@ from sitebuild.page import UNUSED_BOKEH_BUNDLES, check_no_cdn
 from sitebuild.panel_patches import MERGED_CLICKS
 from sitebuild.serve import serve
 from sitebuild.snapshot import SESSION_STDLIB, WORKER_SNAPSHOT_JS, listed
-from sitebuild.wheels import close_lock, rewrite_wheel
+from sitebuild.wheels import PYODIDE_PATCHES, close_lock, rewrite_wheel
 
 
 def make_wheel(path, files):
@@ -137,6 +137,12 @@ def test_the_page_loads_no_bokeh_bundle_it_does_not_use(site):
     for bundle in UNUSED_BOKEH_BUNDLES:
         assert bundle not in html and not list((site / "bokeh").glob(f"{bundle}*")), bundle
     assert "bokeh/bokeh-widgets.min.js" in html  # the bundles it uses stay
+
+
+def test_the_shipped_pyodide_carries_each_patch_once(site):
+    runtime = (site / "pyodide" / "pyodide.asm.js").read_text()
+    for old, new in PYODIDE_PATCHES:
+        assert old not in runtime and runtime.count(new) == 1, new
 
 
 def test_serving_on_a_taken_port_says_so_in_one_line(site, tmp_path):
