@@ -146,11 +146,13 @@ PAGE_MESSAGE = PANEL_MESSAGE + "        if (keepAhead(msg)) return\n"
 
 
 # The worker waits for the page's word before it starts Python; the word carries the
-# page's location (static/status.html).
+# page's location and its touch points (static/status.html), which a worker's navigator
+# lacks and the runtime reads to tell an iPad from a Mac (sitebuild.wheels).
 START_GATE = (
     "self.addEventListener('message', function startWhenAsked(event) {\n"
     "  if (event.data?.type !== 'start') return;\n"
     "  self.removeEventListener('message', startWhenAsked);\n"
+    "  self.pageTouchPoints = event.data.touchPoints ?? 0;\n"
     "  const pageLocation = event.data.location ?? null;\n"
     "  let appliedLocation = null;  // the location applied before the page asked\n"
 )

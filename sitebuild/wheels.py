@@ -47,16 +47,18 @@ NO_TABLE_SCAN = "var updateTableMap=(offset,count)=>{};"
 # iOS 18, so Pyodide 0.27 skips it on iOS, which it knows by navigator.platform; but
 # iPadOS Safari says "MacIntel", so iPads crashed (pyodide#5670). Upstream's fix
 # (pyodide#5695, in 0.28) also reads the user agent, and takes a "MacIntel" with
-# touch points for an iPad. Where it skips the trampoline, the table slot the
-# trampoline takes elsewhere is taken by a stand-in, so that every later slot is where
-# the snapshot (made in node, with the trampoline) has it (see TABLE_SCAN).
+# touch points for an iPad; in a worker, whose navigator has no touch points, those
+# the page told (panel_patches.START_GATE). Where it skips the trampoline, the table
+# slot the trampoline takes elsewhere is taken by a stand-in, so that every later slot
+# is where the snapshot (made in node, with the trampoline) has it (see TABLE_SCAN).
 SKIP_ON_IOS = (
     "let isIOS=globalThis.navigator&&/iPad|iPhone|iPod/.test(navigator.platform);"
     "if(isIOS){return 0}"
 )
 SKIP_ON_IOS_AND_IPADOS = (
     "let isIOS=globalThis.navigator&&(/iPad|iPhone|iPod/.test(navigator.userAgent)"
-    '||navigator.platform==="MacIntel"&&navigator.maxTouchPoints>1);'
+    '||navigator.platform==="MacIntel"'
+    "&&(navigator.maxTouchPoints??globalThis.pageTouchPoints)>1);"
     'if(isIOS){addFunction(()=>0,"i");return 0}'
 )
 # And a restored snapshot brings the trampoline's slot with it, in Python's runtime
