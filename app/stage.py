@@ -104,7 +104,7 @@ class Stage:
             styles={"flex-wrap": "wrap"},
         )
         self.full_lab_link = pn.pane.HTML(
-            "", visible=False, margin=(0, 10), styles=SMALL, name="full-lab"
+            "", visible=False, margin=(0, 10), styles=SMALL, name="full-lab", stylesheets=[TEXT_CSS]
         )
         self.key_note = pn.pane.Markdown(
             explain_terms(text("page", "key note")),
