@@ -13,7 +13,7 @@ import panel as pn
 from app.asset import asset
 from app.controls import FOCUS_CSS
 from app.panes import SMALL
-from app.scenario import SECTIONS, VIEWS
+from app.scenario import SECTIONS, THEMES, VIEWS
 from app.sections import VIEW_TITLES
 from app.words import text
 
@@ -40,11 +40,7 @@ EMBED_HEIGHT = {
 }
 
 # The themes an embed may ask for (app/theme.py), as the share box names them.
-EMBED_THEMES = {
-    "The reader's (light or dark, as their system asks)": "auto",
-    "Light": "light",
-    "Dark": "dark",
-}
+EMBED_THEMES = {text("page", "share", f"theme {theme}"): theme for theme in THEMES}
 
 
 def embed_snippet(src: str, views, title: str) -> str:

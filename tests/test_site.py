@@ -204,7 +204,8 @@ def offline_context(browser, **options):
 def offline():
     """An offline Chromium context (``offline_context``) at 1280 by 900; ``offline.phone``
     makes another, emulating an iPhone 13 (its keywords override the descriptor's), or
-    another of ``offline.phones``: Playwright's descriptors, by name; ``offline.launch``
+    another of ``offline.phones``: Playwright's descriptors, by name; ``offline.desktop``
+    another like it, with other keywords; ``offline.launch``
     launches another Chromium, with other arguments."""
     with sync_playwright() as p:
         browser = launch(p, OFFLINE_ARGS)
@@ -215,6 +216,8 @@ def offline():
         }
         iphone = context.phones["iPhone 13"]
         context.phone = lambda **options: offline_context(browser, **(iphone | options))
+        desktop = {"viewport": {"width": 1280, "height": 900}}
+        context.desktop = lambda **options: offline_context(browser, **(desktop | options))
         context.launch = lambda args: launch(p, args)
         yield context
         browser.close()
@@ -2465,10 +2468,10 @@ def test_an_ipad_or_iphone_restores_python_without_the_trampoline_ios_crashes_on
     snapshot, goes live and answers a move. (Chromium emulating each device; before the
     fix the worker ran the trampoline on both.)"""
     if device == "iPhone 13":
-        context = offline.phone()
+        context = offline.phone(service_workers="block")
         page = context.new_page()
     else:
-        context = offline.phone(user_agent=MAC_USER_AGENT)
+        context = offline.phone(user_agent=MAC_USER_AGENT, service_workers="block")
         page = context.new_page()
         worker_script_with(page, A_MAC_S_PLATFORM_JS)
         context.new_cdp_session(page).send(  # an iPad's five, not Playwright's one
@@ -2497,7 +2500,10 @@ def test_run_until_complete_does_not_crash_a_browser_without_stack_switching(off
         "type(result).__name__`)"
     )
     for first, jspi in [(NO_JSPI_JS, False), ("", True)]:
-        page = offline.new_page()
+        # A context of its own, with no service worker: one kept from an earlier test
+        # would serve the worker script, and the route would never see it.
+        context = offline.desktop(service_workers="block")
+        page = context.new_page()
         console = Console(page)
         worker_script_with(page, first)
         page.goto(site_url)
@@ -2508,5 +2514,5 @@ def test_run_until_complete_does_not_crash_a_browser_without_stack_switching(off
         if not jspi:
             assert worker.evaluate(call) == "PyodideTask"
             assert page.evaluate(STATUS) in ("ready", "busy")  # the worker lives on
-        page.close()
+        context.close()
         assert console.errors == []
