@@ -93,7 +93,8 @@ class ShareBox(pn.viewable.Viewer):
         )
         copy = pn.widgets.Button(name="Copy embed code", width=160, stylesheets=[FOCUS_CSS])
         copy.js_on_click(args={"code": self.embed_code, "button": copy}, code=COPY_JS)
-        # The snippet follows every setting: the scenario's, and the views and theme.
+        # The snippet follows every setting: the scenario's, and the views and theme
+        # (while the box is shown: an embed, which hides it, skips it on every move).
         scenario.param.watch(lambda *_: self.show_snippet(), list(scenario.param))
         self.embed_views.param.watch(lambda _: self.show_snippet(), "value")
         self.embed_theme.param.watch(lambda _: self.show_snippet(), "value")
@@ -124,12 +125,13 @@ class ShareBox(pn.viewable.Viewer):
             pn.Row(lecture, margin=0),
             sizing_mode="stretch_width",
         )
+        self.layout.param.watch(lambda _: self.show_snippet(), "visible")
 
     def show_snippet(self):
         """Put the snippet of the scenario, views and theme picked in the code box, once
         the page's address is known (its own, without query: the embed's base)."""
         location = pn.state.location
-        if location is None or not location.href:
+        if location is None or not location.href or not self.layout.visible:
             return
         views = [view for view in VIEWS if view in self.embed_views.value] or list(VIEWS)
         theme = self.embed_theme.value
