@@ -303,6 +303,13 @@ STYLESHEETS_LOADED_JS = """() => {
   return links.every((link) => link.sheet);
 }"""
 TWO_FRAMES_JS = "new Promise((drawn) => requestAnimationFrame(() => requestAnimationFrame(drawn)))"
+# A component's view has been drawn and linked a stylesheet that has not come.
+STYLESHEET_PENDING_JS = """() => {
+  const walk = (root) => [...root.querySelectorAll('*')].some((el) =>
+    (el.matches('link[rel=stylesheet]') && !el.sheet && /\\/(css|theme)\\//.test(el.href))
+    || (el.shadowRoot && walk(el.shadowRoot)));
+  return walk(document);
+}"""
 
 
 def widest_frames_with_stylesheets_late(page, url, wait_until_drawn) -> tuple[int, int]:
@@ -321,8 +328,15 @@ def widest_frames_with_stylesheets_late(page, url, wait_until_drawn) -> tuple[in
     page.add_init_script(WIDEST_FRAME_JS)
     page.goto(url)
     wait_until_drawn(page)
-    page.evaluate(TWO_FRAMES_JS)
+    # A source can be filled before any view is drawn (under ``panel serve`` the data
+    # comes with the document): wait for a view to have asked for its stylesheet, and
+    # for Playwright to have handed that request to ``hold``.
+    page.wait_for_function(STYLESHEET_PENDING_JS)
+    deadline = time.monotonic() + 10
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(20)  # Playwright dispatches route handlers while it waits
     assert held, "no stylesheet was held"
+    page.evaluate(TWO_FRAMES_JS)
     before = page.evaluate("widestFrame")
     routes, held = held, None
     for route in routes:
