@@ -69,6 +69,7 @@ CDN_SITE = REPO / "static" / "site-cdn"
 BUILD_TEMPLATES = (
     page.WORKER_PRELUDE,
     panel_patches.STATUS_HTML,
+    panel_patches.PLACEHOLDER_HTML,
     panel_patches.EMBED_HOST_JS,
     panel_patches.KEEP_SCENARIO_JS,
     page.THEORY_HTML,

@@ -41,7 +41,7 @@ from app.draws import forget_draws
 from app.environment import in_browser, making_snapshot, prerendering, runtime
 from app.export import scenario_csv
 from app.look_ahead import LookAhead
-from app.panes import SMALL, page_header, text_pane
+from app.panes import PRINT_ONLY_CSS, SCREEN_ONLY_CSS, SMALL, page_header, text_pane
 from app.patches import DocumentLink
 from app.question_box import QuestionBox
 from app.questions import question
@@ -53,7 +53,7 @@ from app.sections.stability import Stability
 from app.share_box import ShareBox
 from app.simulation import SCALING_RULES, Settings, median_row, simulate
 from app.stage import Stage
-from app.style import key_css, rule_key_label
+from app.style import key_css, rule_key_label, rule_name
 from app.theme import PageTheme
 from app.words import plain_html, text
 
@@ -71,6 +71,21 @@ UNSEEN_CSS = asset("unseen.css")
 PHONE_CSS = asset("phone.css")
 SCROLL_JS = asset("scroll.js")
 SKIP_JS, SKIP_CSS = asset("skip.js"), asset("skip.css")
+PRINT_FIGURES_JS = asset("print_figures.js")
+
+
+def printed_scenario(s, trained: bool) -> str:
+    """The scenario ``s`` in words, as a printed page shows it in place of the controls;
+    with the training run's learning rate when a view of the training is ``trained``."""
+    numbers = {
+        **s.param.values(),
+        "title": TITLE,
+        "rule": rule_name(s.scaling, s.alpha),
+    }
+    words = text("page", "printed scenario", "settings", numbers)
+    if trained:
+        words += " " + text("page", "printed scenario", "learning rate", numbers)
+    return words
 
 
 class AttentionLab(pn.viewable.Viewer):
@@ -143,6 +158,9 @@ class AttentionLab(pn.viewable.Viewer):
         )
         self.shown_rules.param.watch(self._show_rules, "value")
         self.theme = PageTheme(s, self.shown_rules)
+        # The theme marker changes once the page is drawn, in every document (status.html
+        # sees to it on the built site): the figures' print hook is installed then.
+        self.theme.marker.js_on_change("text", CustomJS(code=PRINT_FIGURES_JS))
         self.row_pick = pn.widgets.Select(
             name="Query row",
             options={"the median row": -1, **{str(i + 1): i for i in range(Settings.n_queries)}},
@@ -340,6 +358,8 @@ class AttentionLab(pn.viewable.Viewer):
             for view in views
         )
         self.summary.object = f"<ul>{items}</ul>"
+        trained = bool(set(views) & TRAINED_VIEWS)
+        self.printed_scenario.object = printed_scenario(self.scenario, trained)
 
     # --- layout --------------------------------------------------------------------------
 
@@ -352,6 +372,13 @@ class AttentionLab(pn.viewable.Viewer):
         # HTML view only swaps its inner HTML; a Bokeh Div re-laid out the whole page on
         # every text change (about 40 ms of each move in a browser).
         self.summary = text_pane("lab-summary")
+        # On paper, the controls' values in words (the controls are not printed).
+        self.printed_scenario = pn.pane.Markdown(
+            "",
+            css_classes=["lab-printed-scenario"],
+            margin=(0, 10),
+            stylesheets=[PRINT_ONLY_CSS],
+        )
         self.precision = text_pane("lab-precision")
         self.state = Div(text="loading", name="lab-state", visible=False)
         # Hidden too: "training" until the runs at every d_k are done, then "trained" (the
@@ -394,13 +421,14 @@ class AttentionLab(pn.viewable.Viewer):
         )
         stage = self.stage
         views = pn.Column(
+            self.printed_scenario,
             stage.section_pick,
             stage.section_intro,
             stage.lecture_nav,
             stage.grid,
             stage.full_lab_link,
             self.stability,
-            pn.Row(stage.next_section, margin=0),
+            pn.Row(stage.next_section, margin=0, stylesheets=[SCREEN_ONLY_CSS]),
             stage.key_note,
             stage.summary_title,
             self.summary,
@@ -419,7 +447,9 @@ class AttentionLab(pn.viewable.Viewer):
             f"<h1>{TITLE}</h1>", visible=False, stylesheets=[UNSEEN_CSS]
         )
         # A skip link past the controls, for the keyboard: out of sight until focused.
-        skip = pn.widgets.Button(name=text("page", "skip"), stylesheets=[SKIP_CSS, FOCUS_CSS])
+        skip = pn.widgets.Button(
+            name=text("page", "skip"), stylesheets=[SKIP_CSS, FOCUS_CSS, SCREEN_ONLY_CSS]
+        )
         skip.js_on_click(code=SKIP_JS)
         self.layout = pn.Column(
             skip,

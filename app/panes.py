@@ -10,6 +10,8 @@ from app.words import explain_terms, text
 SMALL = {"font-size": "0.9em"}
 GLOSSARY_CSS = asset("glossary.css")  # a glossary term explains itself (app.words)
 EXPLAINER_CSS = asset("explainer.css")
+SCREEN_ONLY_CSS = asset("screen_only.css")  # not printed
+PRINT_ONLY_CSS = asset("print_only.css")  # printed only
 
 
 def text_pane(css_class: str) -> pn.pane.HTML:

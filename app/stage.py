@@ -21,7 +21,7 @@ from app.asset import asset
 from app.captions import section_label, section_title
 from app.controls import FOCUS_CSS, QUIET_CSS, TEXT_CSS, WRAP_CSS, Scenario
 from app.formulas import FORMULAS, formula_html
-from app.panes import GLOSSARY_CSS, SMALL
+from app.panes import GLOSSARY_CSS, SCREEN_ONLY_CSS, SMALL
 from app.scenario import SECTIONS, VIEWS, section_of
 from app.words import explain_terms, text
 
@@ -72,7 +72,7 @@ class Stage:
             button_type="primary",
             button_style="outline",
             sizing_mode="stretch_width",
-            stylesheets=[FOCUS_CSS, WRAP_CSS, SECTIONS_CSS],
+            stylesheets=[FOCUS_CSS, WRAP_CSS, SECTIONS_CSS, SCREEN_ONLY_CSS],
         )
         self.section_pick.param.watch(lambda e: setattr(s, "section", e.new), "value")
         s.param.watch(lambda e: setattr(self.section_pick, "value", e.new), "section")
@@ -102,6 +102,7 @@ class Stage:
             leave,
             visible=False,
             styles={"flex-wrap": "wrap"},
+            stylesheets=[SCREEN_ONLY_CSS],
         )
         self.full_lab_link = pn.pane.HTML(
             "", visible=False, margin=(0, 10), styles=SMALL, name="full-lab", stylesheets=[TEXT_CSS]

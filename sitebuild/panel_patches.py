@@ -9,6 +9,7 @@ from pathlib import Path
 from sitebuild.common import STATIC, replace_once
 
 STATUS_HTML = STATIC / "status.html"  # the status bar, inserted before </body>
+PLACEHOLDER_HTML = STATIC / "placeholder.html"  # an embed's placeholder, first in <head>
 EMBED_HOST_JS = STATIC / "embed_host.js"  # what an embed tells its course page, before it
 KEEP_SCENARIO_JS = STATIC / "keep_scenario.js"  # an embed rebuilt at the reader's scenario
 # Prepended to the worker: a file that fails to load (Pyodide's wasm hangs on it
@@ -192,6 +193,10 @@ def add_status(site: Path):
     host = "".join(
         f"<script>\n{script.read_text()}</script>\n" for script in (KEEP_SCENARIO_JS, EMBED_HOST_JS)
     )
+    # First in the head: before the page's scripts, which hold every inline script
+    # after them (sitebuild/page.py), and before anything of the page is drawn.
+    charset = '<meta charset="utf-8">\n'
+    page = replace_once(page, charset, charset + PLACEHOLDER_HTML.read_text(), "Panel's page")
     html_path.write_text(page.replace("</body>", host + status + "</body>"))
 
 

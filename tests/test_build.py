@@ -139,6 +139,17 @@ def test_the_page_loads_no_bokeh_bundle_it_does_not_use(site):
     assert "bokeh/bokeh-widgets.min.js" in html  # the bundles it uses stay
 
 
+def test_an_embed_s_placeholder_is_on_before_anything_of_the_page_is_drawn(site):
+    """The placeholder (and the link's dark theme) is set by a script of the head that
+    runs as it is parsed, before the page's scripts: not among the inline scripts they
+    hold and run one task apart, after the one that draws the prerendered page (the
+    status bar's, where it was: a loaded machine painted that page uncovered first)."""
+    html = (site / "index.html").read_text()
+    sets = html.index("root.classList.add('lab-placeholder')")
+    assert sets < html.index("</head>") and sets < html.index("const SCRIPTS = ")
+    assert html.rfind("<script>", 0, sets) > html.rfind("text/after-page-scripts", 0, sets)
+
+
 def test_the_shipped_pyodide_carries_each_patch_once(site):
     runtime = (site / "pyodide" / "pyodide.asm.js").read_text()
     for old, new in PYODIDE_PATCHES:

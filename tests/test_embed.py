@@ -177,7 +177,14 @@ def test_the_snippet_alone_has_no_scroll_trap_on_a_phone(offline, site_url, tmp_
 # Counts, in each frame, the frames drawn while the embed loads with Bokeh's prerendered
 # page laid out, and those of them not under the placeholder.
 FIRST_PAINT_JS = """(() => {
-  window.paints = {loading: 0, uncovered: 0};
+  window.paints = {loading: 0, uncovered: 0, drawnUncovered: null};
+  // Whether the placeholder was on when BokehJS first put a view of the page in it
+  // (before any frame can be painted: a MutationObserver's answer is a microtask).
+  new MutationObserver((records, observer) => {
+    if (!window.Bokeh?.index || [...Bokeh.index.all_views()].length === 0) return;
+    observer.disconnect();
+    paints.drawnUncovered = !document.documentElement.classList.contains('lab-placeholder');
+  }).observe(document, {childList: true, subtree: true});
   const watch = () => {
     const bar = document.getElementById('lab-status');
     if (bar && bar.dataset.state !== 'loading') return;
@@ -195,7 +202,8 @@ def test_an_embed_paints_no_other_scenario_before_it_is_live(offline, site_url, 
     """Until it is live, an embed shows a neutral placeholder over the prerendered page
     (the default scenario, laid out as the whole lab), in every frame it draws; then
     its own views, and the course page gets its height only then. (Before, it showed
-    d_k = 64 and every section, greyed, for 2-3 s.)"""
+    d_k = 64 and every section, greyed, for 2-3 s; and until the placeholder was put in
+    the page's head, BokehJS drew the prerendered page before it was on.)"""
     links = list(COURSE_EMBEDS)[:1]  # d_k = 512: spread and heatmap
     with http_server(course_page(tmp_path, site_url, "readme", links).parent) as course_url:
         page = offline.new_page()
@@ -205,6 +213,7 @@ def test_an_embed_paints_no_other_scenario_before_it_is_live(offline, site_url, 
         (frame,) = live_frames(page, 1)
         paints = frame.evaluate("paints")
         assert paints["loading"] > 0 and paints["uncovered"] == 0, paints
+        assert paints["drawnUncovered"] is False, paints
         assert not frame.evaluate("document.documentElement.classList.contains('lab-placeholder')")
         wait_fitted(frame)
         page.close()

@@ -1409,12 +1409,16 @@ def test_a_link_says_what_is_on_screen_until_its_scenario_is_live(offline, site_
     assert console.errors == []
 
 
-def test_the_page_s_words_need_no_script_and_give_way_to_the_drawn_page(offline, site_url):
+def test_the_page_s_words_need_no_script_and_give_way_to_the_drawn_page(
+    offline, site_url, tmp_path
+):
     """The title, what the page is for and the first section's introduction are in the
     page's HTML, so they are painted before any script has run (on a slow link, before
     the 0.8 MB of BokehJS and Panel arrive). Without JavaScript they are what shows, with
-    a word on why nothing moves; with it, they give way to the drawn page, which says the
-    same once (one title, one introduction)."""
+    a notice on why nothing moves that fills the frame (an embed's too: not 1,300 px of
+    white), and not the first section's introduction, which an embed of other views does
+    not show; with it, they give way to the drawn page, which says the same once (one
+    title, one introduction)."""
     from app.scenario import FIRST_SECTION
 
     intro = section_title(FIRST_SECTION)
@@ -1423,10 +1427,17 @@ def test_the_page_s_words_need_no_script_and_give_way_to_the_drawn_page(offline,
     page.goto(site_url + "?d_k=256&scaling=none")
     expect(page.locator("#lab-first-text h1")).to_have_text(TITLE)
     expect(page.locator("#lab-first-text h2")).to_have_text(intro)
-    expect(page.locator("#lab-first-text noscript, #lab-first-text p").last).to_contain_text(
-        "needs JavaScript"
-    )
+    expect(page.locator("#lab-first-text h2")).to_be_hidden()
+    expect(page.locator("#lab-first-text .lab-no-script")).to_be_visible()
+    expect(page.locator("#lab-first-text .lab-no-script")).to_contain_text("needs JavaScript")
     assert page.locator("#lab-first-text a[href='theory.html']").count() == 2
+    # An embed on a course page, scripts off there too: the notice fills its frame.
+    course = write_course_page(tmp_path, site_url, ["?views=heatmap"], [100])
+    page.goto(course.as_uri())
+    frame = page.frame_locator("iframe")
+    expect(frame.locator(".lab-no-script")).to_be_visible()
+    filled = frame.locator("#lab-first-text").bounding_box()["height"]
+    assert filled >= page.locator("iframe").bounding_box()["height"] - 1
     still.close()
 
     page = offline.new_page()

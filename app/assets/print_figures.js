@@ -1,0 +1,39 @@
+// Each figure whole on paper, at the printed page's width. (A CustomJS callback, run
+// with the theme marker's first change in every document; installed once a window.)
+// A canvas keeps the size it was drawn at on screen, and the printed page is laid out
+// at another width: the figure was cut. Before printing, a still of each figure on
+// screen (every layer, as its save tool draws it) takes its canvas's place, as wide as
+// on screen or, where the page is narrower, scaled to its width; after printing the
+// stills go.
+if (!window.labPrintFigures) {
+  window.labPrintFigures = true;
+  const css = `@media print {
+  :host { display: block !important; width: 100% !important; height: auto !important; }
+  :host > .bk-Canvas { display: none !important; }
+  .lab-print { display: block !important; max-width: 100%; height: auto; }
+}
+.lab-print { display: none; }`;
+  const stills = [];
+  const print = () => {
+    if (stills.length > 0) return;  // already (the print event, then the media's change)
+    const Plot = window.Bokeh.Models.get('Plot');
+    for (const doc of window.Bokeh.documents) {
+      for (const model of doc.all_models) {
+        const view = model instanceof Plot ? window.Bokeh.index.find_one(model) : null;
+        if (view == null || !view.el.isConnected || view.el.offsetParent === null) continue;
+        const still = view.export('png', true).canvas;
+        still.className = 'lab-print';
+        still.style.width = `${view.el.offsetWidth}px`;  // its width on screen, at most the page's
+        const style = document.createElement('style');
+        style.textContent = css;
+        view.shadow_el.append(style, still);
+        stills.push(style, still);
+      }
+    }
+  };
+  const screen = () => stills.splice(0).forEach((el) => el.remove());
+  window.addEventListener('beforeprint', print);
+  window.addEventListener('afterprint', screen);
+  // And where print media comes without the print events (an emulated print).
+  window.matchMedia('print').addEventListener('change', (e) => (e.matches ? print() : screen()));
+}

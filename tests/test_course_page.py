@@ -1,0 +1,128 @@
+"""A real course page: a MkDocs Material site, built here by MkDocs, with three embeds
+of the lab from the share box's own snippet and the README's listener, served on
+another site than the lab (Chromium, storage partitioned or not). Its light scheme
+with embeds that follow the reader, its dark one ("slate") with embeds the teacher set
+to dark: each embed goes live, fits its frame, reads (axe-core) and prints its own
+figures.
+"""
+
+import subprocess
+import sys
+
+import pytest
+from browser import CROSS_SITE_ARGS, OTHER_SITE, Console, free_port, http_server
+from engines import AXE, AXE_RUN_JS
+from test_embed import FIRST_PAINT_JS, STATUS_BAR, listener, wait_fitted
+from test_print import STILLS_JS
+from test_site import COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
+
+from app.page import TITLE
+from app.scenario import VIEWS
+from app.share_box import embed_snippet
+
+# How long an embed may take to go live once it is on screen (the issue's bound).
+LIVE_TIMEOUT = 30_000
+SCHEMES = {"default": None, "slate": "dark"}  # Material's scheme: the embeds' theme
+# Whether the browser partitions a frame's storage by its top site: its arguments (the
+# browser's own --disable-features replaces Playwright's, which turns partitioning off),
+# and the embeds' Python then: one shared, or where the shared worker is refused, each
+# its own.
+PARTITIONING = {
+    "partitioned": (["--disable-features=PaintHolding"], "shared"),
+    "unpartitioned": ([], "own"),
+}
+# The light course page in a browser that partitions, the dark one in one that does not.
+COURSES = [("default", "partitioned"), ("slate", "unpartitioned")]
+MKDOCS_YML = """site_name: "Week 5: attention"
+site_url: {site_url}
+theme:
+  name: material
+  font: false
+  palette:
+    scheme: {scheme}
+markdown_extensions:
+  - md_in_html
+"""
+LESSON = """# Why divide by the square root of d_k?
+
+Drag d_k in the simulation below and watch the attention rows turn one-hot.
+
+{embeds}
+
+<script>
+{listener}</script>
+"""
+
+
+def mkdocs_site(folder, site_url, course_url, scheme) -> None:
+    """Build the course in ``folder/site``: one lesson embedding COURSE_EMBEDS from the
+    lab at ``site_url`` by the share box's snippet (with the scheme's theme), between
+    paragraphs of the lesson, and the README's listener."""
+    theme = SCHEMES[scheme]
+    snippets = [
+        embed_snippet(
+            site_url + link + (f"&theme={theme}" if theme else ""),
+            [view for view in VIEWS if view in views],
+            TITLE,
+        )
+        for link, views in COURSE_EMBEDS.items()
+    ]
+    embeds = "\n\nThe lesson goes on.\n\n".join(snippets)
+    (folder / "docs").mkdir()
+    (folder / "docs" / "index.md").write_text(
+        LESSON.format(embeds=embeds, listener=listener("readme", site_url))
+    )
+    (folder / "mkdocs.yml").write_text(MKDOCS_YML.format(site_url=course_url, scheme=scheme))
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", "site"],
+        cwd=folder,
+        check=True,
+    )
+
+
+@pytest.mark.parametrize(("scheme", "partitioning"), COURSES)
+def test_a_mkdocs_material_course_page_embeds_three_labs(
+    offline, site_url, tmp_path, scheme, partitioning
+):
+    """Each embed: its first paint covers the prerendered page (no other scenario); it
+    goes live within LIVE_TIMEOUT of coming on screen, on the one shared Python where
+    the browser partitions storage, else on its own (the shared worker refused); its
+    frame fits its content (no inner scrollbar, at most 20 px below it); axe-core finds
+    nothing in it, in the course page's scheme; printed, it shows a still of each of its
+    figures."""
+    port = free_port()
+    course_url = f"http://{OTHER_SITE}:{port}/"
+    mkdocs_site(tmp_path, site_url, course_url, scheme)
+    with http_server(tmp_path / "site", port=port, host=OTHER_SITE):
+        args, python = PARTITIONING[partitioning]
+        browser = offline.launch([*CROSS_SITE_ARGS, *args])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        console = Console(page)
+        page.add_init_script(FIRST_PAINT_JS)
+        page.goto(course_url)
+        frames = []
+        for index, views in enumerate(COURSE_EMBEDS.values()):
+            embed = page.locator("iframe").nth(index)
+            embed.scroll_into_view_if_needed()
+            frame = embed.element_handle().content_frame()
+            frame.wait_for_function(
+                f"() => ['ready', 'busy'].includes({STATUS_BAR}?.dataset.state)",
+                timeout=LIVE_TIMEOUT,
+                polling=100,
+            )
+            assert frame.evaluate("pyodideWorker.python") == python
+            assert frame.evaluate("paints.uncovered") == 0
+            assert frame.evaluate("paints.drawnUncovered") is False
+            theme = SCHEMES[scheme] or "light"
+            assert frame.evaluate("document.documentElement.dataset.labTheme") == theme
+            wait_fitted(frame)
+            frame.evaluate(f"(() => {{ {AXE.read_text()}\n; return typeof window.axe; }})()")
+            assert frame.evaluate(AXE_RUN_JS) == [], views
+            frames.append((frame, views))
+        page.emulate_media(media="print")
+        for frame, views in frames:
+            frame.wait_for_function(f"() => {STILLS_JS} === {len(views)}")
+        page.emulate_media(media="screen")
+        assert page.pdf(format="A4").startswith(b"%PDF")
+        browser.close()
+    assert console.errors == []
