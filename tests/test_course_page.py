@@ -13,7 +13,7 @@ import pytest
 from browser import CROSS_SITE_ARGS, OTHER_SITE, Console, free_port, http_server
 from engines import AXE, AXE_RUN_JS
 from test_embed import FIRST_PAINT_JS, STATUS_BAR, listener, wait_fitted
-from test_print import STILLS_JS
+from test_print import PRINTED_FIGURES_JS
 from test_site import COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
 
 from app.page import TITLE
@@ -119,10 +119,8 @@ def test_a_mkdocs_material_course_page_embeds_three_labs(
             frame.evaluate(f"(() => {{ {AXE.read_text()}\n; return typeof window.axe; }})()")
             assert frame.evaluate(AXE_RUN_JS) == [], views
             frames.append((frame, views))
-        page.emulate_media(media="print")
-        for frame, views in frames:
-            frame.wait_for_function(f"() => {STILLS_JS} === {len(views)}")
-        page.emulate_media(media="screen")
         assert page.pdf(format="A4").startswith(b"%PDF")
+        for frame, views in frames:
+            assert frame.evaluate(PRINTED_FIGURES_JS) == len(views)
         browser.close()
     assert console.errors == []

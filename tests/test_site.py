@@ -1432,12 +1432,13 @@ def test_the_page_s_words_need_no_script_and_give_way_to_the_drawn_page(
     expect(page.locator("#lab-first-text .lab-no-script")).to_contain_text("needs JavaScript")
     assert page.locator("#lab-first-text a[href='theory.html']").count() == 2
     # An embed on a course page, scripts off there too: the notice fills its frame.
-    course = write_course_page(tmp_path, site_url, ["?views=heatmap"], [100])
-    page.goto(course.as_uri())
-    frame = page.frame_locator("iframe")
-    expect(frame.locator(".lab-no-script")).to_be_visible()
-    filled = frame.locator("#lab-first-text").bounding_box()["height"]
-    assert filled >= page.locator("iframe").bounding_box()["height"] - 1
+    write_course_page(tmp_path, site_url, ["?views=heatmap"], [100])
+    with http_server(tmp_path) as course_url:
+        page.goto(course_url)
+        frame = page.frame_locator("iframe")
+        expect(frame.locator(".lab-no-script")).to_be_visible()
+        filled = frame.locator("#lab-first-text").bounding_box()["height"]
+        assert filled >= page.locator("iframe").bounding_box()["height"] - 1
     still.close()
 
     page = offline.new_page()

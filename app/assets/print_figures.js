@@ -30,6 +30,7 @@ if (!window.labPrintFigures) {
         stills.push(style, still);
       }
     }
+    document.documentElement.dataset.labPrinted = stills.length / 2;  // figures, for tests
   };
   const screen = () => stills.splice(0).forEach((el) => el.remove());
   window.addEventListener('beforeprint', print);
