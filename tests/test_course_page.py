@@ -11,10 +11,10 @@ import sys
 
 import pytest
 from browser import CROSS_SITE_ARGS, OTHER_SITE, Console, free_port, http_server
-from engines import AXE, AXE_RUN_JS
-from test_embed import FIRST_PAINT_JS, STATUS_BAR, listener, wait_fitted
+from engines import accessibility_violations
+from test_embed import FIRST_PAINT_JS, listener, wait_fitted, wait_live
 from test_print import PRINTED_FIGURES_JS
-from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
+from test_site import COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
 
 from app.page import TITLE
 from app.scenario import VIEWS
@@ -104,19 +104,14 @@ def test_a_mkdocs_material_course_page_embeds_three_labs(
             embed = page.locator("iframe").nth(index)
             embed.scroll_into_view_if_needed()
             frame = embed.element_handle().content_frame()
-            frame.wait_for_function(
-                f"() => ['ready', 'busy'].includes({STATUS_BAR}?.dataset.state)",
-                timeout=BOOT_TIMEOUT,
-                polling=100,
-            )
+            wait_live(frame)
             assert frame.evaluate("pyodideWorker.python") == python
             assert frame.evaluate("paints.uncovered") == 0
             assert frame.evaluate("paints.drawnUncovered") is False
             theme = SCHEMES[scheme] or "light"
             assert frame.evaluate("document.documentElement.dataset.labTheme") == theme
             wait_fitted(frame)
-            frame.evaluate(f"(() => {{ {AXE.read_text()}\n; return typeof window.axe; }})()")
-            assert frame.evaluate(AXE_RUN_JS) == [], views
+            assert accessibility_violations(frame) == [], views
             frames.append((frame, views))
         assert page.pdf(format="A4").startswith(b"%PDF")
         for frame, views in frames:

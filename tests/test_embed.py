@@ -19,7 +19,7 @@ from browser import (
     wait_for_source,
     write_course_page,
 )
-from engines import AXE, AXE_RUN_JS
+from engines import accessibility_violations
 from test_site import (  # noqa: F401 (fixtures)
     BOOT_TIMEOUT,
     COURSE_EMBEDS,
@@ -80,14 +80,20 @@ def wait_fitted(frame):
     return frame.evaluate(FIT_JS)
 
 
+def wait_live(frame):
+    """Wait until ``frame``'s status bar leaves "loading": it must say ready (or busy),
+    not failed."""
+    frame.wait_for_url(re.compile(r"\?"))
+    frame.wait_for_function(f"() => {STATUS} !== 'loading'", timeout=BOOT_TIMEOUT, polling=100)
+    assert frame.evaluate(STATUS_READY_JS), frame.evaluate(f"{STATUS_BAR}.textContent")
+
+
 def live_frames(page, count: int) -> list:
-    """The page's frames, the first ``count`` waited for until their status bar leaves
-    "loading": it must say ready (or busy), not failed."""
+    """The page's frames, the first ``count`` waited for until they are live
+    (``wait_live``)."""
     frames = [f.content_frame() for f in page.locator("iframe").element_handles()]
     for frame in frames[:count]:
-        frame.wait_for_url(re.compile(r"\?"))
-        frame.wait_for_function(f"() => {STATUS} !== 'loading'", timeout=BOOT_TIMEOUT, polling=100)
-        assert frame.evaluate(STATUS_READY_JS), frame.evaluate(f"{STATUS_BAR}.textContent")
+        wait_live(frame)
     return frames
 
 
@@ -325,8 +331,7 @@ def test_a_reader_who_asks_for_dark_gets_dark_embeds_unless_the_snippet_says_lig
         assert dark.evaluate("document.documentElement.dataset.labTheme") == "dark"
         assert dark.evaluate("paints.uncovered") == 0
         dark.wait_for_function(f"() => {STATUS_BAR}.hidden")
-        dark.evaluate(f"(() => {{ {AXE.read_text()}\n; return typeof window.axe; }})()")
-        assert dark.evaluate(AXE_RUN_JS) == []
+        assert accessibility_violations(dark) == []
         assert light.evaluate("document.documentElement.dataset.labTheme") == "light"
         assert light.evaluate("getComputedStyle(document.documentElement).backgroundColor") in (
             "rgba(0, 0, 0, 0)",

@@ -3,13 +3,16 @@ PDF) shows the scenario in words in place of the controls, and each figure on sc
 whole, at the printed page's width; an embed on a course page prints its own.
 """
 
-from browser import STATUS_READY_JS, Console, http_server, write_course_page
+from browser import Console, http_server, write_course_page
 from engines import DEEP_JS
 from playwright.sync_api import expect
-from test_site import BOOT_TIMEOUT, offline, site_url, wait_until_ready  # noqa: F401 (fixtures)
+from test_embed import live_frames
+from test_site import offline, site_url, wait_until_ready  # noqa: F401 (fixtures)
 
 from app.scenario import SECTIONS
 
+# The words of the printed scenario's panes (Panel's Markdown: in their shadow roots).
+SCENARIO_WORDS_JS = "(panes) => panes.map((el) => (el.shadowRoot ?? el).textContent).join(' ')"
 # What of the page a printed page shows: the figures on screen (Bokeh's), their stills
 # (app/assets/print_figures.js), and whether each still lies within the page, keeps
 # its figure's proportions and holds a drawing (more than one colour).
@@ -29,14 +32,12 @@ PRINTED_JS = f"""() => {{
   return {{figures: figures.length, stills, width: innerWidth,
            page_width: document.documentElement.scrollWidth,
            controls: {DEEP_JS}('.lab-controls').filter(shown).length,
-           scenario: {DEEP_JS}('.lab-printed-scenario').filter(shown)
-             .map((el) => (el.shadowRoot ?? el).textContent).join(' ')}};
+           scenario: ({SCENARIO_WORDS_JS})({DEEP_JS}('.lab-printed-scenario').filter(shown))}};
 }}"""
 STILLS_JS = f"{DEEP_JS}('canvas.lab-print').length"  # the stills in the page
 # The scenario a page prints in words (shown on paper only), and how many figures its
 # last print showed whole (print_figures.js).
-PRINTED_SCENARIO_JS = f"""() => {DEEP_JS}('.lab-printed-scenario')
-  .map((el) => (el.shadowRoot ?? el).textContent).join(' ')"""
+PRINTED_SCENARIO_JS = f"() => ({SCENARIO_WORDS_JS})({DEEP_JS}('.lab-printed-scenario'))"
 PRINTED_FIGURES_JS = "() => Number(document.documentElement.dataset.labPrinted)"
 
 
@@ -92,9 +93,7 @@ def test_a_course_page_prints_each_embed_with_its_own_scenario(offline, site_url
     console = Console(page)
     with http_server(tmp_path) as course:
         page.goto(course + "index.html")
-        frames = [f.content_frame() for f in page.locator("iframe").element_handles()]
-        for frame in frames:
-            frame.wait_for_function(STATUS_READY_JS, timeout=BOOT_TIMEOUT, polling=100)
+        frames = live_frames(page, 2)
         assert page.pdf(format="A4").startswith(b"%PDF")
         embeds = [(1, ["d_k = 16", "scaling ÷ √d_k"]), (2, ["d_k = 512", "scaling ÷ d_k,"])]
         for frame, (figures, words) in zip(frames, embeds, strict=True):
