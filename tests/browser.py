@@ -38,6 +38,10 @@ OFFLINE_ARGS = [f"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {LOCAL}"]
 # a course page on another site than the lab: OFFLINE_ARGS that resolve it too.
 OTHER_SITE = "127.0.0.2"
 CROSS_SITE_ARGS = [f"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {LOCAL}, EXCLUDE {OTHER_SITE}"]
+# Chromium partitioning a frame's storage by its top site, as Chrome does: Playwright
+# turns partitioning off among the features it disables; this switch, the last, replaces
+# its list with the one of them that matters here (no paint held back between pages).
+PARTITIONED_ARGS = ["--disable-features=PaintHolding"]
 REPO = Path(__file__).resolve().parent.parent
 
 # Every ColumnDataSource of a Bokeh document, by name, as plain JS arrays.

@@ -1,6 +1,7 @@
 """One small interface over three browser engines, so a check is written once.
 
-- Chromium (Blink): Debian's ``chromium``, driven by Playwright.
+- Chromium (Blink): Debian's ``chromium``, driven by Playwright; offline but for this
+  machine's two sites (browser.CROSS_SITE_ARGS), partitioning storage as Chrome does.
 - Firefox (Gecko): Debian's ``firefox-esr``, driven by npm's ``puppeteer-core``
   over WebDriver BiDi, through ``drivers/firefox.mjs`` (JSON lines on a pipe).
 - WebKit (Safari's engine): Debian's WebKitGTK, its ``WebKitWebDriver`` under
@@ -20,7 +21,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from browser import CHROMIUM_ARGS, OFFLINE_ARGS, free_port, wait_for_http
+from browser import CHROMIUM_ARGS, CROSS_SITE_ARGS, PARTITIONED_ARGS, free_port, wait_for_http
 
 DRIVERS = Path(__file__).resolve().parent / "drivers"
 ENGINES = ("chromium", "firefox", "webkit")
@@ -91,8 +92,23 @@ class Engine:
 
     def evaluate(self, expression: str): ...
 
+    @contextlib.contextmanager
+    def frame(self, index: int):
+        """Within the block, ``evaluate``, ``press`` and ``wait_for`` act in the page of
+        the ``index``-th iframe of the page (of any origin), not the page itself."""
+        self._enter_frame(index)
+        try:
+            yield self
+        finally:
+            self._enter_frame(None)
+
+    def _enter_frame(self, index: int | None):
+        """Act in the ``index``-th iframe's page from now on; None: the page itself."""
+
     def press(self, element_expression: str, key: str):
-        """Focus the element the expression yields and press ``key`` (Playwright's names)."""
+        """Focus the element the expression yields and press ``key`` (Playwright's names).
+        In a frame, WebKit focuses it by a click: there, press only what a click leaves
+        as it is, such as a slider's handle."""
 
     def tap(self, x: float, y: float):
         """Tap the screen at (``x``, ``y``) CSS px of the viewport (a phone, ``PHONES``)."""
@@ -126,7 +142,7 @@ class Chromium(Engine):
 
         playwright = stack.enter_context(sync_playwright())
         browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *OFFLINE_ARGS]
+            executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *CROSS_SITE_ARGS, *PARTITIONED_ARGS]
         )
         stack.callback(browser.close)
         iphone = playwright.devices["iPhone 13"]
@@ -135,6 +151,7 @@ class Chromium(Engine):
         self.page = browser.new_page(
             **(options if phone else {"viewport": {"width": 1280, "height": 900}})
         )
+        self.target = self.page  # the page, or one of its frames (``frame``)
         self._errors = []
         self.page.on("console", lambda m: m.type == "error" and self._errors.append(m.text))
         self.page.on("pageerror", lambda e: self._errors.append(f"uncaught: {e}"))
@@ -143,10 +160,14 @@ class Chromium(Engine):
         self.page.goto(url, wait_until="domcontentloaded")
 
     def evaluate(self, expression):
-        return self.page.evaluate(expression)
+        return self.target.evaluate(expression)
+
+    def _enter_frame(self, index):
+        iframe = self.page.locator("iframe").nth(index) if index is not None else None
+        self.target = self.page if iframe is None else iframe.element_handle().content_frame()
 
     def press(self, element_expression, key):
-        self.page.evaluate_handle(element_expression).as_element().press(key)
+        self.target.evaluate_handle(element_expression).as_element().press(key)
 
     def tap(self, x, y):
         self.page.touchscreen.tap(x, y)
@@ -210,6 +231,9 @@ class Firefox(Engine):
     def evaluate(self, expression):
         return self._call("evaluate", expression=expression)
 
+    def _enter_frame(self, index):
+        self._call("frame", index=index)
+
     def press(self, element_expression, key):
         self._call("press", expression=element_expression, key=key)
 
@@ -272,6 +296,7 @@ class WebKit(Engine):
         stack.callback(self.driver.quit)
         self.driver.set_window_rect(width=1280, height=900)
         self._seen = 0
+        self._in_frame = False
 
     @staticmethod
     def _stop_server(server):
@@ -302,12 +327,23 @@ class WebKit(Engine):
     def evaluate(self, expression):
         return self.driver.execute_script(f"return ({expression});")
 
+    def _enter_frame(self, index):
+        from selenium.webdriver.common.by import By
+
+        self._in_frame = index is not None
+        if index is None:
+            self.driver.switch_to.default_content()
+        else:
+            self.driver.switch_to.frame(self.driver.find_elements(By.TAG_NAME, "iframe")[index])
+
     def press(self, element_expression, key):
         from selenium.webdriver.common.action_chains import ActionChains
         from selenium.webdriver.common.keys import Keys
 
         element = self.driver.execute_script(f"return ({element_expression});")
         self.driver.execute_script("arguments[0].focus()", element)
+        if self._in_frame:  # WebKitGTK keys the top page's focus; a click moves it here
+            ActionChains(self.driver).click(element).perform()
         ActionChains(self.driver).send_keys(getattr(Keys, _selenium_key(key))).perform()
 
     def screenshot(self, path):

@@ -12,6 +12,7 @@ import pytest
 from browser import (
     CROSS_SITE_ARGS,
     OTHER_SITE,
+    PARTITIONED_ARGS,
     STATUS_READY_JS,
     Console,
     http_server,
@@ -269,14 +270,13 @@ SILENT_SHARED_WORKER_JS = """(() => {
   window.SharedWorker = function (url, options) { return new Real(silent, options); };
 })()"""
 # Where a course page on another site gets which Python: with Chromium's storage
-# partitioning on (Chrome's default) the embeds share one; off (Playwright's default,
-# which disables it with a few other features: this switch, the last, replaces that
-# list), the browser refuses the shared worker with an `error` event; and where the
+# partitioning on (Chrome's default) the embeds share one; off (Playwright's default),
+# the browser refuses the shared worker with an `error` event; and where the
 # shared worker never answers.
 REFUSALS = {
-    "partitioned": (["--disable-features=PaintHolding"], None, "shared"),
+    "partitioned": (PARTITIONED_ARGS, None, "shared"),
     "unpartitioned": ([], None, "own"),
-    "silent": (["--disable-features=PaintHolding"], SILENT_SHARED_WORKER_JS, "own"),
+    "silent": (PARTITIONED_ARGS, SILENT_SHARED_WORKER_JS, "own"),
 }
 
 

@@ -3,6 +3,8 @@
 // One JSON command per line on stdin, one JSON answer per line on stdout:
 //   {"op": "goto", "url": ...}              -> {"ok": true}
 //   {"op": "evaluate", "expression": ...}   -> {"ok": true, "value": ...}
+//   {"op": "frame", "index": ...}          (evaluate and press act in the index-th
+//                                            iframe's page from now on; null: the page)
 //   {"op": "press", "expression": ..., "key": ...}   (the expression yields an element)
 //   {"op": "screenshot", "path": ...}
 //   {"op": "viewport", "width": ..., "height": ...}
@@ -39,11 +41,17 @@ page.on('pageerror', (error) => errors.push(`uncaught: ${error.message ?? error}
 // Playwright's key names that Puppeteer spells otherwise.
 const KEYS = {Space: ' '};
 
+let target = page;  // the page, or one of its frames ("frame")
 const commands = {
-  goto: async ({url}) => { await page.goto(url, {waitUntil: 'domcontentloaded'}); },
-  evaluate: async ({expression}) => page.evaluate(expression),
+  goto: async ({url}) => { target = page; await page.goto(url, {waitUntil: 'domcontentloaded'}); },
+  evaluate: async ({expression}) => target.evaluate(expression),
+  frame: async ({index}) => {
+    if (index === null) { target = page; return; }
+    const iframe = (await page.$$('iframe'))[index];
+    target = await iframe.contentFrame();
+  },
   press: async ({expression, key}) => {
-    const element = await page.evaluateHandle(expression);
+    const element = await target.evaluateHandle(expression);
     await element.focus();
     await page.keyboard.press(KEYS[key] ?? key);
     await element.dispose();
