@@ -1,8 +1,9 @@
 """Share or embed the scenario on screen, or take it away.
 
-The address bar holds the scenario; a teacher picks views and a theme and copies
-the ``<iframe>`` snippet of them, which the code box keeps up to date with the
-scenario (``embed_snippet``; ``copy.js`` copies it and says so); anyone downloads
+The address bar holds the scenario; a teacher picks views, a theme and the language
+of their course page and copies the snippet of them, which the code box keeps up to
+date with the scenario (``course_snippet``; ``copy.js`` copies it and says so), and
+saves a poster of the views for what cannot run the embed (a PDF); anyone downloads
 the data (CSV) or the figures (PNG), or starts lecture mode.
 """
 
@@ -15,11 +16,17 @@ from app.controls import FOCUS_CSS
 from app.panes import SMALL
 from app.scenario import SECTIONS, THEMES, VIEWS
 from app.sections import VIEW_TITLES
+from app.theme import DARK_INK, DARK_PAPER
 from app.words import text
 
 SAVE_FIGURES_JS = asset("save_figures.js")
 COPY_JS = asset("copy.js")
 CSV_FILENAME = "attention-scaling-lab.csv"
+FIGURES_FILENAME = "attention-scaling-lab.png"
+# The poster: the picked views' figures on screen in one PNG, the snippets' still.
+POSTER_FILENAME = "attention-scaling-lab-poster.png"
+# The figures' PNG's paper and ink in each theme (app/theme.py's dark page).
+PNG_COLORS = {"light": ["#ffffff", "#1f1f1f"], "dark": [DARK_PAPER, DARK_INK]}
 
 # The embed layout's height at an iframe width of 480 to 960 px (one column of
 # views): the controls and the link back, then one card per view. Measured on
@@ -41,6 +48,8 @@ EMBED_HEIGHT = {
 
 # The themes an embed may ask for (app/theme.py), as the share box names them.
 EMBED_THEMES = {text("page", "share", f"theme {theme}"): theme for theme in THEMES}
+# The languages of course pages a snippet is written in (``course_snippet``).
+SNIPPET_FORMS = {text("page", "share", f"form {form}"): form for form in ("html", "myst", "quarto")}
 
 
 def embed_snippet(src: str, views, title: str) -> str:
@@ -61,6 +70,30 @@ def embed_snippet(src: str, views, title: str) -> str:
         f'<iframe src="{html.escape(src)}" title="{named}" width="100%" height="{height}" '
         f'style="{style}" loading="lazy"></iframe>'
     )
+
+
+def course_snippet(form: str, src: str, views, title: str) -> str:
+    """The embed of the page at ``src`` showing ``views`` for a course page in ``form``.
+
+    - ``html``: the ``<iframe>`` (``embed_snippet``), which HTML, Markdown for MkDocs
+      and Sphinx's MyST take as it is.
+    - ``myst``: MyST's ``iframe`` directive (Jupyter Book 2, mystmd), with the poster
+      (POSTER_FILENAME, beside the page) as its placeholder in static exports (PDF)
+      and the views' names as its caption. MyST draws the frame in its own
+      proportions: the embed scrolls inside it.
+    - ``quarto``: the ``<iframe>`` as raw HTML in HTML output, and the poster in the
+      others (PDF, Word).
+    """
+    iframe = embed_snippet(src, views, title)
+    named = f"{title}: {', '.join(VIEW_TITLES[view] for view in views)}"
+    if form == "myst":
+        return f":::{{iframe}} {src}\n:width: 100%\n:placeholder: {POSTER_FILENAME}\n{named}\n:::"
+    if form == "quarto":
+        return (
+            f'::: {{.content-visible when-format="html"}}\n```{{=html}}\n{iframe}\n```\n:::\n'
+            f'::: {{.content-hidden when-format="html"}}\n![{named}]({POSTER_FILENAME})\n:::'
+        )
+    return iframe
 
 
 class ShareBox(pn.viewable.Viewer):
@@ -85,6 +118,12 @@ class ShareBox(pn.viewable.Viewer):
             value="auto",
             sizing_mode="stretch_width",
         )
+        self.snippet_form = pn.widgets.Select(
+            name=text("page", "share", "form"),
+            options=SNIPPET_FORMS,
+            value="html",
+            sizing_mode="stretch_width",
+        )
         self.embed_code = pn.widgets.TextAreaInput(
             name=text("page", "share", "embed code"),
             placeholder=text("page", "share", "placeholder"),
@@ -98,6 +137,20 @@ class ShareBox(pn.viewable.Viewer):
         scenario.param.watch(lambda *_: self.show_snippet(), list(scenario.param))
         self.embed_views.param.watch(lambda _: self.show_snippet(), "value")
         self.embed_theme.param.watch(lambda _: self.show_snippet(), "value")
+        self.snippet_form.param.watch(lambda _: self.show_snippet(), "value")
+        # Drawn in the browser from the figures on screen (the picked views' for the
+        # poster), each as its save tool draws it, in the page's theme.
+        poster = pn.widgets.Button(name=text("page", "share", "poster"), width=150)
+        poster.js_on_click(
+            args={
+                "names": list(VIEWS),
+                "picked": self.embed_views,
+                "title": title,
+                "file": POSTER_FILENAME,
+                "colors": PNG_COLORS,
+            },
+            code=SAVE_FIGURES_JS,
+        )
         csv_download = pn.widgets.FileDownload(
             callback=csv_file,
             filename=CSV_FILENAME,
@@ -107,8 +160,16 @@ class ShareBox(pn.viewable.Viewer):
             width=150,
         )
         save_figures = pn.widgets.Button(name="Figures (PNG)", width=150)
-        # Drawn in the browser from the figures on screen, each as its save tool draws it.
-        save_figures.js_on_click(args={"names": list(VIEWS), "title": title}, code=SAVE_FIGURES_JS)
+        save_figures.js_on_click(
+            args={
+                "names": list(VIEWS),
+                "picked": None,
+                "title": title,
+                "file": FIGURES_FILENAME,
+                "colors": PNG_COLORS,
+            },
+            code=SAVE_FIGURES_JS,
+        )
         lecture = pn.widgets.Button(name="Lecture mode (projector)", width=200)
         lecture.on_click(lambda _: start_lecture())
         self.layout = pn.Column(
@@ -116,7 +177,8 @@ class ShareBox(pn.viewable.Viewer):
             pn.pane.Markdown(text("page", "share", "note"), margin=(0, 10), styles=SMALL),
             self.embed_views,
             self.embed_theme,
-            copy,
+            self.snippet_form,
+            pn.Row(copy, poster, margin=0),
             self.embed_code,
             pn.pane.Markdown(
                 f"**{text('page', 'headings', 'take away')}**", margin=(10, 10, 0, 10)
@@ -128,7 +190,7 @@ class ShareBox(pn.viewable.Viewer):
         self.layout.param.watch(lambda _: self.show_snippet(), "visible")
 
     def show_snippet(self):
-        """Put the snippet of the scenario, views and theme picked in the code box, once
+        """Put the snippet of the scenario, views, theme and form picked in the code box, once
         the page's address is known (its own, without query: the embed's base)."""
         location = pn.state.location
         if location is None or not location.href or not self.layout.visible:
@@ -139,7 +201,9 @@ class ShareBox(pn.viewable.Viewer):
             views=",".join(views), section=None, theme=None if theme == "auto" else theme
         )
         base = location.href.split("#")[0].split("?")[0]
-        self.embed_code.value = embed_snippet(base + query, views, self._title)
+        self.embed_code.value = course_snippet(
+            self.snippet_form.value, base + query, views, self._title
+        )
 
     def _follow_section(self, event):
         """A teacher embeds what is on screen: the section's views (until they pick)."""

@@ -26,6 +26,7 @@ from app import theory
 from app.environment import SESSION_DELAY_ENV
 from app.scenario import SECTIONS, section_of
 from app.sections.figures import CURVE_FIGURES
+from app.share_box import POSTER_FILENAME
 from app.simulation import SCALING_RULES, Settings, row_metrics, simulate
 
 DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "seed": 0, "n_queries": 64}
@@ -255,6 +256,18 @@ def test_embed_code_pins_the_current_scenario_and_follows_every_setting(open_pag
     page.get_by_role("status").filter(has_text="Embed code copied to the clipboard.").wait_for()
     page.get_by_role("button", name="Copied ✓").wait_for()
     assert page.evaluate("navigator.clipboard.readText()") == code.input_value()
+    iframe = code.input_value()
+    src = iframe.split('src="')[1].split('"')[0].replace("&amp;", "&")
+    form = page.get_by_label("Course page written in")
+    form.select_option(label="MyST (Jupyter Book)")
+    page.wait_for_function(f"() => {DEEP_JS}('textarea')[0].value.startsWith(':::{{iframe}}')")
+    myst = code.input_value().splitlines()
+    assert myst[:3] == [f":::{{iframe}} {src}", ":width: 100%", f":placeholder: {POSTER_FILENAME}"]
+    assert myst[3].startswith("Attention Scaling Lab: ") and myst[4] == ":::"
+    form.select_option(label="Quarto")
+    page.wait_for_function(f"() => {DEEP_JS}('textarea')[0].value.startsWith('::: {{')")
+    quarto = code.input_value()
+    assert f"```{{=html}}\n{iframe}\n```" in quarto and f"]({POSTER_FILENAME})" in quarto
 
 
 @pytest.mark.parametrize(("label", "width"), [("desktop", 1280), ("phone", 375)])

@@ -74,9 +74,11 @@ from app.scenario import (
     write_query,
 )
 from app.sections.query import ROW_FIGURES
+from app.share_box import POSTER_FILENAME
 from app.simulation import SCALING_RULES, Settings, simulate
 from app.style import RULE_COLORS, RULE_NAMES, RULE_TEXT_COLORS, rule_key_label
 from app.sweep import sweep
+from app.theme import DARK_PAPER
 from app.training import train, training_sweep
 from app.words import glossary, text, to_html
 from sitebuild.offline import KEPT_ONCE_FETCHED, matches, site_files
@@ -1227,8 +1229,8 @@ def test_one_query_up_close_shows_the_median_row_then_the_picked_one(offline, si
     assert console.errors == []
 
 
-def png_size_and_colours(data: bytes) -> tuple[int, int, int]:
-    """Width, height and the number of distinct byte values of a PNG's pixel rows."""
+def png_rows(data: bytes) -> tuple[int, int, bytes]:
+    """Width, height and the pixel rows of a PNG (each after its filter's byte)."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     chunks, at = [], 8
@@ -1237,7 +1239,20 @@ def png_size_and_colours(data: bytes) -> tuple[int, int, int]:
         if kind == b"IDAT":
             chunks.append(data[at + 8 : at + 8 + length])
         at += 12 + length
-    return width, height, len(set(zlib.decompress(b"".join(chunks))))
+    return width, height, zlib.decompress(b"".join(chunks))
+
+
+def png_size_and_colours(data: bytes) -> tuple[int, int, int]:
+    """Width, height and the number of distinct byte values of a PNG's pixel rows."""
+    width, height, rows = png_rows(data)
+    return width, height, len(set(rows))
+
+
+def first_pixel(data: bytes) -> tuple[int, ...]:
+    """The top left pixel of an 8-bit RGBA PNG: every filter of a first row leaves its
+    first pixel's bytes as they are (its neighbours above and left count as zero)."""
+    assert data[24:26] == bytes([8, 6])  # bit depth 8, colour type 6 (RGBA)
+    return tuple(png_rows(data)[2][1:5])
 
 
 # The scenario the export tests take away: its CSV is checked against this one.
@@ -1305,6 +1320,23 @@ def test_the_data_and_every_figure_can_be_taken_away(offline, site_url, tmp_path
         ".canvas_view.el.getBoundingClientRect().height * devicePixelRatio"
     )
     assert_png_is_the_section(Path(download.value.path()).read_bytes(), figure)
+
+    # The poster: the picked views (two of the four on screen), in one row.
+    for title in EMBED_TITLES[1:3]:
+        page.get_by_role("checkbox", name=title, exact=True).click()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Poster (PNG)").click()
+    assert download.value.suggested_filename == POSTER_FILENAME
+    poster = Path(download.value.path()).read_bytes()
+    width, height, colours = png_size_and_colours(poster)
+    assert width > 2 * 400 and figure < height < 2 * figure and colours > 100
+    assert first_pixel(poster) == (255, 255, 255, 255)  # the light page's paper
+    page.goto(site_url + EXPORTED + "&theme=dark")
+    wait_until_ready(page)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Poster (PNG)").click()
+    paper = bytes.fromhex(DARK_PAPER[1:])
+    assert first_pixel(Path(download.value.path()).read_bytes()) == (*paper, 255)
     assert console.errors == []
 
 
