@@ -13,6 +13,7 @@ Panel draw inside shadow roots, so ``DEEP_JS`` defines ``deep(selector)``,
 which looks through them.
 """
 
+import base64
 import contextlib
 import json
 import os
@@ -35,6 +36,9 @@ POLL = 0.1  # s between two evaluations of a condition
 # touch actions); its mobile viewport (dom.meta-viewport.enabled) closes the
 # browser here. WebKitGTK has none of these: no phone in WebKit.
 PHONES = ("chromium", "firefox")
+# The engines that print a page to PDF (``Engine.pdf``): WebKitGTK's WebDriver has no
+# Print command ("Unknown command").
+PRINTS = ("chromium", "firefox")
 PHONE = {"width": 390, "height": 664, "deviceScaleFactor": 3}
 
 # deep(selector): every element matching selector, in the document and every shadow root.
@@ -115,6 +119,10 @@ class Engine:
 
     def screenshot(self, path: Path): ...
 
+    def pdf(self) -> bytes:
+        """The page printed to PDF, as the browser prints it (its print events fire in
+        every frame). An engine in PRINTS only."""
+
     def resize(self, width: int, height: int):
         """Make the page's viewport ``width`` by ``height`` CSS pixels."""
 
@@ -174,6 +182,9 @@ class Chromium(Engine):
 
     def screenshot(self, path):
         self.page.screenshot(path=path, full_page=True)
+
+    def pdf(self):
+        return self.page.pdf(format="A4")
 
     def resize(self, width, height):
         self.page.set_viewport_size({"width": width, "height": height})
@@ -242,6 +253,9 @@ class Firefox(Engine):
 
     def screenshot(self, path):
         self._call("screenshot", path=str(path))
+
+    def pdf(self):
+        return base64.b64decode(self._call("pdf"))
 
     def resize(self, width, height):
         self._call("viewport", width=width, height=height)

@@ -20,7 +20,14 @@ from browser import (
     free_port,
     http_server,
 )
-from engines import D_K_HANDLE_JS, ENGINES, PHONES, accessibility_violations, open_engine
+from engines import (
+    D_K_HANDLE_JS,
+    ENGINES,
+    PHONES,
+    PRINTS,
+    accessibility_violations,
+    open_engine,
+)
 from test_embed import FIRST_PAINT_JS, FIT_JS, FITTED_JS, listener, wait_fitted, wait_live
 from test_print import PRINTED_FIGURES_JS
 from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
@@ -174,8 +181,9 @@ def test_the_course_page_in_every_engine(site_url, tmp_path, name, phone, scheme
     Python the three share (every engine here partitions a frame's storage, and so
     grants the shared worker) and says so; its frame follows its content (as high as
     the embed says, no inner scrollbar, at most 20 px below it); axe-core finds nothing
-    in it, in the scheme's theme. The reader moves d_k in the first; the course page
-    reloads; the embed comes back at the reader's d_k."""
+    in it, in the scheme's theme. Printed to PDF (where the engine's driver prints),
+    each shows a still of each of its figures. The reader moves d_k in the first; the
+    course page reloads; the embed comes back at the reader's d_k."""
     port = free_port()
     course_url = f"http://{OTHER_SITE}:{port}/"
     mkdocs_site(tmp_path, site_url, course_url, scheme)
@@ -195,6 +203,11 @@ def test_the_course_page_in_every_engine(site_url, tmp_path, name, phone, scheme
                     raise AssertionError(engine.evaluate(f"({FIT_JS})()")) from error
                 assert accessibility_violations(engine) == [], views
             assert engine.wait_for(SETTLED_JS.format(index))["fits"], index
+        if name in PRINTS:
+            assert engine.pdf().startswith(b"%PDF")
+            for index, views in enumerate(COURSE_EMBEDS.values()):
+                with engine.frame(index):
+                    assert engine.evaluate(f"({PRINTED_FIGURES_JS})()") == len(views), index
         engine.evaluate("document.querySelectorAll('iframe')[0].scrollIntoView()")
         with engine.frame(0):  # d_k = 512
             engine.press(D_K_HANDLE_JS, "ArrowLeft")

@@ -7,6 +7,7 @@
 //                                            iframe's page from now on; null: the page)
 //   {"op": "press", "expression": ..., "key": ...}   (the expression yields an element)
 //   {"op": "screenshot", "path": ...}
+//   {"op": "pdf"}                           -> {"ok": true, "value": the PDF, base64}
 //   {"op": "viewport", "width": ..., "height": ...}
 //   {"op": "tap", "x": ..., "y": ...}       (CSS px of the viewport, a touch)
 //   {"op": "errors"}                        -> {"ok": true, "value": [console errors so far]}
@@ -58,6 +59,7 @@ const commands = {
   },
   tap: async ({x, y}) => { await page.touchscreen.tap(x, y); },
   screenshot: async ({path}) => { await page.screenshot({path, fullPage: true}); },
+  pdf: async () => Buffer.from(await page.pdf({format: 'A4'})).toString('base64'),
   viewport: async ({width, height}) => { await page.setViewport({width, height}); },
   errors: async () => errors.splice(0),
   close: async () => { await browser.close(); },
