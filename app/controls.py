@@ -44,6 +44,7 @@ FOCUS_CSS = asset("focus.css")
 TARGETS_CSS = asset("targets.css")  # every widget's (the page adds it)
 TEXT_CSS = asset("text.css")
 QUIET_CSS = asset("quiet.css")  # words a phone leaves to screen readers
+SLIDER_CSS = asset("slider.css")  # every slider's
 
 
 class ControlNames(JSComponent):
@@ -151,7 +152,14 @@ def _show_with_its_rule(widget: pn.widgets.Widget, s: Scenario, rule: str):
 
 
 def _float_slider(name: str, bounds: tuple[float, float], value: float) -> pn.widgets.FloatSlider:
-    return pn.widgets.FloatSlider(name=name, start=bounds[0], end=bounds[1], step=0.05, value=value)
+    return pn.widgets.FloatSlider(
+        name=name,
+        start=bounds[0],
+        end=bounds[1],
+        step=0.05,
+        value=value,
+        stylesheets=[SLIDER_CSS],
+    )
 
 
 def _power_of_two_slider(name: str, options: list[int], value: int) -> pn.widgets.IntSlider:
@@ -166,6 +174,7 @@ def _power_of_two_slider(name: str, options: list[int], value: int) -> pn.widget
         end=int(math.log2(options[-1])),
         value=int(math.log2(value)),
         format=CustomJSTickFormatter(code="return (2 ** tick).toString()"),
+        stylesheets=[SLIDER_CSS],
     )
 
 
@@ -180,6 +189,7 @@ def _options_slider(
         end=len(options) - 1,
         value=options.index(value),
         format=CustomJSTickFormatter(code=f"return {json.dumps(labels)}[tick]"),
+        stylesheets=[SLIDER_CSS],
     )
 
 

@@ -1600,6 +1600,13 @@ EMBED_TITLE_JS = f"""() => {DEEP_JS}('h1').filter((h) => h.getClientRects().leng
     return [box.width, box.height, h.textContent]; }})"""
 
 
+# The colour of each slider's filled track, and the page's primary colour it takes (an
+# embed drawn live off the screen had Panel's grey, the others noUiSlider's teal).
+SLIDER_FILLS_JS = f"""() => {DEEP_JS}('.noUi-connect').filter((c) => c.offsetParent)
+  .map((c) => getComputedStyle(c).backgroundColor)"""
+PRIMARY = "rgb(0, 114, 181)"  # Panel's --panel-primary-color, #0072b5
+
+
 def test_a_course_page_s_three_embeds_go_live_and_say_so_on_or_off_the_screen(
     offline, site_url, tmp_path
 ):
@@ -1613,7 +1620,8 @@ def test_a_course_page_s_three_embeds_go_live_and_say_so_on_or_off_the_screen(
     The three share one Python (a SharedWorker), each with a document of its own: a
     move in one changes nothing in the others, and an embed that goes (here the first,
     whose document Python started with) and comes back gets a new one, while the others
-    go on answering. Each tells the course page its state."""
+    go on answering. Each tells the course page its state. Each one's sliders fill in
+    the page's primary colour, whether the embed was drawn on the screen or off it."""
     # Chromium loads a lazy frame within 1250 to 8000 px of the screen, by the network
     # it estimates: the third, 12000 px below, waits to be scrolled to.
     write_course_page(tmp_path, site_url, COURSE_EMBEDS, gaps=[0, 200, 12_000])
@@ -1637,6 +1645,7 @@ def test_a_course_page_s_three_embeds_go_live_and_say_so_on_or_off_the_screen(
                 f"{json.dumps(','.join(f'view:{v}' for v in views))}"
             )
             assert frame.evaluate(EMBED_TITLE_JS) == [[1, 1, TITLE]]  # 1 px, clipped
+            assert set(frame.evaluate(SLIDER_FILLS_JS)) == {PRIMARY}, index
         assert [f.evaluate("pyodideWorker.python") for f in frames] == ["shared"] * 3
         told = page.evaluate("embedStates().map((s) => [s.state, s.python])")
         assert told == [["ready", "shared"]] * 3
