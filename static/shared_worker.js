@@ -20,6 +20,7 @@ if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorke
     let current = null;  // the page whose message the worker handles
     let starter = null;  // the page that gets the document Python starts with
     let started = false;  // Python has sent the starter its document
+    let building = null;  // the page whose document Python sent last, until it is live
     const STARTER_WAIT_MS = 10000;  // the most the other pages wait for the starter
     // What the worker said to every page as Python started ('Restoring the saved Python
     // session', or why it could not): said again to each page that comes later.
@@ -84,29 +85,43 @@ if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorke
     }
 
     // The starter's document is Python's current one as it is sent: it is the
-    // starter's. Every page that asked meanwhile gets its own once the starter is
-    // live (its page has drawn the document and sent its address, which Python has
-    // applied), or has gone: first come, first live (building a document takes
-    // Python 0.5 to 1 s).
+    // starter's. The pages that asked meanwhile get theirs one at a time, each once
+    // the page before is live: its page says it is ready (it shows its link's
+    // scenario, drawn in its theme), or has gone, or has not said so in
+    // STARTER_WAIT_MS. Building a document takes Python 0.5 to 1 s, which the page
+    // before's last steps would otherwise wait for; a page on the screen (as it
+    // said when it asked) goes first, then first come, first live.
     function pythonStarted() {
       started = true;
       python(`worker.adopt_document(${starter.number})`);
       starter.hasDocument = true;
-      if (!pages.has(starter)) {  // gone meanwhile
-        python(`worker.close_document(${starter.number})`);
-        starterLive();
-      }
-      setTimeout(starterLive, STARTER_WAIT_MS);  // a page that never says where it is
+      building = starter;
+      if (!pages.has(starter)) python(`worker.close_document(${starter.number})`);
+      whenLiveOrSilent(starter);
     }
 
-    function starterLive() {
-      if (starter.live) return;
-      starter.live = true;
-      setTimeout(() => {
-        for (const page of pages) {
-          if (page.location !== undefined && !page.hasDocument) sendNewDocument(page);
-        }
-      });
+    // Build the next page's document once the page before is live.
+    function whenLiveOrSilent(page) {
+      if (!pages.has(page)) return pageLive(page);  // gone meanwhile
+      setTimeout(() => pageLive(page), STARTER_WAIT_MS);  // a page that never says
+    }
+
+    function pageLive(page) {
+      if (page.live) return;
+      page.live = true;
+      if (page !== building) return;
+      building = null;
+      setTimeout(buildNext);
+    }
+
+    function buildNext() {
+      if (building !== null) return;
+      const waiting = [...pages].filter((page) => page.location !== undefined && !page.hasDocument);
+      const next = waiting.find((page) => page.inView) ?? waiting[0];
+      if (next === undefined) return;
+      building = next;
+      sendNewDocument(next);
+      whenLiveOrSilent(next);
     }
 
     function sendNewDocument(page) {
@@ -124,7 +139,7 @@ if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorke
       if (type === 'bye') {
         pages.delete(page);
         if (page.hasDocument) python(`worker.close_document(${page.number})`);
-        if (page === starter && started) starterLive();
+        if (started) pageLive(page);
         return;
       }
       if (type === 'start') {
@@ -135,7 +150,7 @@ if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorke
         starter = page;  // Python starts
       } else if (type === 'start') {
         for (const message of startStatuses) page.port.postMessage(message);
-        if (starter.live) sendNewDocument(page);
+        if (started) buildNext();
         return;
       }
       if (page !== starter && !page.hasDocument) return;  // nothing of its own yet
@@ -143,7 +158,7 @@ if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorke
         for (const listener of [...listeners]) listener(event);
         onmessage?.(event);
       });
-      if (page === starter && type === 'location') starterLive();
+      if (type === 'ready') pageLive(page);
     }
 
     self.onconnect = (event) => {

@@ -1,0 +1,94 @@
+"""The MkDocs Material course page of test_course_page.py in every engine (Chromium,
+Firefox, WebKit: tests/engines.py), on a desktop and on a phone: each embed goes live,
+its frame follows its content, it reads (axe-core), it prints its figures, and a
+reload keeps the reader's change. (A module of its own: an engine's Chromium cannot
+start beside test_course_page.py's Playwright.)
+"""
+
+import pytest
+from browser import OTHER_SITE, READ_SOURCES_JS, free_port, http_server
+from engines import (
+    D_K_HANDLE_JS,
+    ENGINES,
+    PHONES,
+    PRINTS,
+    accessibility_violations,
+    open_engine,
+)
+from test_course_page import SCHEMES, mkdocs_site
+from test_embed import FIT_JS, FITTED_JS
+from test_print import PRINTED_FIGURES_JS
+from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, site_url  # noqa: F401 (fixture)
+
+# The course page in every engine: at a desktop's 1280 px, its dark scheme (the embeds
+# the teacher set to dark); on a phone (the engines that can stand in for one), its
+# light one (the embeds follow the reader).
+ENGINE_CASES = [(name, False, "slate") for name in ENGINES] + [
+    (name, True, "default") for name in PHONES
+]
+# What the course page heard the index-th embed say: its state, and whether its frame
+# is as high as the embed said its content is.
+HEARD_JS = """((index) => {{ const said = heard[index];
+  const frame = document.querySelectorAll('iframe')[index];
+  return said && {{state: said.state, python: said.python,
+    fits: Math.abs(frame.getBoundingClientRect().height - said.height) <= 1}}; }})({})"""
+SETTLED_JS = "((said) => said && said.state !== 'loading' && said)(" + HEARD_JS + ")"
+SPREAD_D_K_JS = f"({READ_SOURCES_JS})(['spread:marker'])['spread:marker']?.d_k[0]"
+
+
+def wait_embed_live(engine, index: int) -> dict:
+    """Scroll the course page to its ``index``-th embed and wait until the embed tells
+    the course page it is live; it must say ready (or busy), not failed."""
+    engine.evaluate(f"document.querySelectorAll('iframe')[{index}].scrollIntoView()")
+    said = engine.wait_for(SETTLED_JS.format(index), timeout=BOOT_TIMEOUT)
+    assert said["state"] in ("ready", "busy"), said
+    return said
+
+
+@pytest.mark.parametrize(
+    ("name", "phone", "scheme"),
+    ENGINE_CASES,
+    ids=[f"{name}-{'phone' if phone else 'desktop'}" for name, phone, _ in ENGINE_CASES],
+)
+def test_the_course_page_in_every_engine(site_url, tmp_path, name, phone, scheme):
+    """In Chromium, Firefox and WebKit, and on a phone in those that can be one: each
+    embed of the MkDocs course page on another site, scrolled to, goes live on the one
+    Python the three share (every engine here partitions a frame's storage, and so
+    grants the shared worker) and says so; its frame follows its content (as high as
+    the embed says, no inner scrollbar, at most 20 px below it); axe-core finds nothing
+    in it, in the scheme's theme. Printed to PDF (where the engine's driver prints),
+    each shows a still of each of its figures. The reader moves d_k in the first; the
+    course page reloads; the embed comes back at the reader's d_k."""
+    port = free_port()
+    course_url = f"http://{OTHER_SITE}:{port}/"
+    mkdocs_site(tmp_path, site_url, course_url, scheme)
+    theme = SCHEMES[scheme] or "light"
+    with (
+        http_server(tmp_path / "site", port=port, host=OTHER_SITE),
+        open_engine(name, phone) as engine,
+    ):
+        engine.goto(course_url)
+        for index, views in enumerate(COURSE_EMBEDS.values()):
+            assert wait_embed_live(engine, index)["python"] == "shared"
+            with engine.frame(index):
+                assert engine.evaluate("document.documentElement.dataset.labTheme") == theme
+                try:
+                    engine.wait_for(f"({FITTED_JS})()")
+                except TimeoutError as error:
+                    raise AssertionError(engine.evaluate(f"({FIT_JS})()")) from error
+                assert accessibility_violations(engine) == [], views
+            assert engine.wait_for(SETTLED_JS.format(index))["fits"], index
+        if name in PRINTS:
+            assert engine.pdf().startswith(b"%PDF")
+            for index, views in enumerate(COURSE_EMBEDS.values()):
+                with engine.frame(index):
+                    assert engine.evaluate(f"({PRINTED_FIGURES_JS})()") == len(views), index
+        engine.evaluate("document.querySelectorAll('iframe')[0].scrollIntoView()")
+        with engine.frame(0):  # d_k = 512
+            engine.press(D_K_HANDLE_JS, "ArrowLeft")
+            engine.wait_for("location.search.includes('d_k=256&')")
+        engine.goto(course_url)
+        wait_embed_live(engine, 0)
+        with engine.frame(0):
+            assert engine.wait_for(f"{SPREAD_D_K_JS} === 256 && location.search")
+        assert engine.errors() == []
