@@ -1919,13 +1919,14 @@ def test_everyone_can_use_it_from_the_keyboard_and_a_screen_reader(offline, site
         assert style == "solid" and width >= 2
 
     # From the top, the controls and the embed code come before any plot's toolbar: the
-    # controls' stops, the embed's views and its theme (41 stops), and no figure's tool.
+    # controls' stops, the embed's views, its theme and the course page's language (42
+    # stops), and no figure's tool.
     page.get_by_role("heading", name="Attention Scaling Lab").click()
     stops = []
     while len(stops) < 60 and "Copy embed code" not in (stops or [""])[-1]:
         page.keyboard.press("Tab")
         stops.append(page.evaluate(active_element_js("a.textContent.trim()")))
-    assert "Copy embed code" in stops[-1] and len(stops) <= 41, stops
+    assert "Copy embed code" in stops[-1] and len(stops) <= 42, stops
 
 
 def test_per_view_scales_show_the_shape_of_extreme_scenarios(offline, site_url):
