@@ -96,6 +96,23 @@ def course_snippet(form: str, src: str, views, title: str) -> str:
     return iframe
 
 
+def save_png_on_click(button, picked, file: str, title: str):
+    """On a click of ``button``, save the figures on screen as one PNG named ``file``,
+    under a line naming ``title`` and the scenario: drawn in the browser
+    (``save_figures.js``), each as its save tool draws it, in the page's theme.
+    ``picked``, the share box's views, keeps those ticked (the poster); None, all."""
+    button.js_on_click(
+        args={
+            "names": list(VIEWS),
+            "picked": picked,
+            "title": title,
+            "file": file,
+            "colors": PNG_COLORS,
+        },
+        code=SAVE_FIGURES_JS,
+    )
+
+
 class ShareBox(pn.viewable.Viewer):
     """The share box. ``query(**changes)`` writes the scenario's query with ``changes``
     (``Address.query``); ``csv_file()`` gives the CSV; ``start_lecture()`` starts
@@ -138,19 +155,8 @@ class ShareBox(pn.viewable.Viewer):
         self.embed_views.param.watch(lambda _: self.show_snippet(), "value")
         self.embed_theme.param.watch(lambda _: self.show_snippet(), "value")
         self.snippet_form.param.watch(lambda _: self.show_snippet(), "value")
-        # Drawn in the browser from the figures on screen (the picked views' for the
-        # poster), each as its save tool draws it, in the page's theme.
         poster = pn.widgets.Button(name=text("page", "share", "poster"), width=150)
-        poster.js_on_click(
-            args={
-                "names": list(VIEWS),
-                "picked": self.embed_views,
-                "title": title,
-                "file": POSTER_FILENAME,
-                "colors": PNG_COLORS,
-            },
-            code=SAVE_FIGURES_JS,
-        )
+        save_png_on_click(poster, self.embed_views, POSTER_FILENAME, title)
         csv_download = pn.widgets.FileDownload(
             callback=csv_file,
             filename=CSV_FILENAME,
@@ -160,16 +166,7 @@ class ShareBox(pn.viewable.Viewer):
             width=150,
         )
         save_figures = pn.widgets.Button(name="Figures (PNG)", width=150)
-        save_figures.js_on_click(
-            args={
-                "names": list(VIEWS),
-                "picked": None,
-                "title": title,
-                "file": FIGURES_FILENAME,
-                "colors": PNG_COLORS,
-            },
-            code=SAVE_FIGURES_JS,
-        )
+        save_png_on_click(save_figures, None, FIGURES_FILENAME, title)
         lecture = pn.widgets.Button(name="Lecture mode (projector)", width=200)
         lecture.on_click(lambda _: start_lecture())
         self.layout = pn.Column(

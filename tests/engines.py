@@ -171,8 +171,10 @@ class Chromium(Engine):
         return self.target.evaluate(expression)
 
     def _enter_frame(self, index):
-        iframe = self.page.locator("iframe").nth(index) if index is not None else None
-        self.target = self.page if iframe is None else iframe.element_handle().content_frame()
+        if index is None:
+            self.target = self.page
+        else:
+            self.target = self.page.locator("iframe").nth(index).element_handle().content_frame()
 
     def press(self, element_expression, key):
         self.target.evaluate_handle(element_expression).as_element().press(key)

@@ -18,9 +18,7 @@ from browser import (
     free_port,
     http_server,
 )
-from engines import (
-    accessibility_violations,
-)
+from engines import accessibility_violations
 from test_embed import FIRST_PAINT_JS, listener, wait_fitted, wait_live
 from test_print import PRINTED_FIGURES_JS
 from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
