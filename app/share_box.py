@@ -26,6 +26,9 @@ FIGURES_FILENAME = "attention-scaling-lab.png"
 # The poster: the picked views' figures on screen in one PNG, the snippets' still.
 POSTER_FILENAME = "attention-scaling-lab-poster.png"
 # The figures' PNG's paper and ink in each theme (app/theme.py's dark page).
+# The take-away buttons' width: two side by side, each with Panel's 10 px margins,
+# within the controls' column (319 px on a desktop; at 150 px they ran 11 px past it).
+TAKE_AWAY_WIDTH = 135
 PNG_COLORS = {"light": ["#ffffff", "#1f1f1f"], "dark": [DARK_PAPER, DARK_INK]}
 
 # The embed layout's height at an iframe width of 480 to 960 px (one column of
@@ -163,9 +166,9 @@ class ShareBox(pn.viewable.Viewer):
             label="Data (CSV)",
             button_type="default",
             embed=False,
-            width=150,
+            width=TAKE_AWAY_WIDTH,
         )
-        save_figures = pn.widgets.Button(name="Figures (PNG)", width=150)
+        save_figures = pn.widgets.Button(name="Figures (PNG)", width=TAKE_AWAY_WIDTH)
         save_png_on_click(save_figures, None, FIGURES_FILENAME, title)
         lecture = pn.widgets.Button(name="Lecture mode (projector)", width=200)
         lecture.on_click(lambda _: start_lecture())
@@ -175,8 +178,9 @@ class ShareBox(pn.viewable.Viewer):
             self.embed_views,
             self.embed_theme,
             self.snippet_form,
-            pn.Row(copy, poster, margin=0),
+            copy,
             self.embed_code,
+            poster,
             pn.pane.Markdown(
                 f"**{text('page', 'headings', 'take away')}**", margin=(10, 10, 0, 10)
             ),

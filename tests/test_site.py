@@ -1327,6 +1327,10 @@ def test_the_data_and_every_figure_can_be_taken_away(offline, site_url, tmp_path
     with page.expect_download() as download:
         page.get_by_role("button", name="Poster (PNG)").click()
     assert download.value.suggested_filename == POSTER_FILENAME
+    # The buttons fit the controls' column: reaching them scrolled nothing sideways
+    # (the poster's beside "Copy embed code", and "Data (CSV)" with "Figures (PNG)",
+    # ran 10 to 11 px past the column's edge).
+    assert page.evaluate(f"{DEEP_JS}('*').filter((el) => el.scrollLeft > 0).length") == 0
     poster = Path(download.value.path()).read_bytes()
     width, height, colours = png_size_and_colours(poster)
     assert width > 2 * 400 and figure < height < 2 * figure and colours > 100
