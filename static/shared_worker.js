@@ -66,7 +66,8 @@ if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorke
 
     const python = (code) => self.pyodide.runPython(`from app import worker\n${code}`);
 
-    // Handle `page`'s message with its document as Python's current one.
+    // Handle `page`'s message with its document as Python's current one; false if it
+    // failed (the page is told why: its status bar says it failed).
     function asPage(page, handle) {
       current = page;
       try {
@@ -76,9 +77,11 @@ if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorke
           self.pyodide.globals.set('postToPage', page.post);
         }
         handle();
+        return true;
       } catch (error) {
         console.error(error);
         page.port.postMessage({type: 'status', msg: `Error: ${String(error).split('\n')[0]}`});
+        return false;
       } finally {
         current = null;
       }
@@ -116,16 +119,18 @@ if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorke
 
     function buildNext() {
       if (building !== null) return;
-      const waiting = [...pages].filter((page) => page.location !== undefined && !page.hasDocument);
+      const waiting = [...pages].filter(
+        (page) => page.location !== undefined && !page.hasDocument && !page.failed);
       const next = waiting.find((page) => page.inView) ?? waiting[0];
       if (next === undefined) return;
       building = next;
-      sendNewDocument(next);
-      whenLiveOrSilent(next);
+      if (sendNewDocument(next)) return whenLiveOrSilent(next);
+      next.failed = true;  // tried once: it says so, and the next page's turn comes
+      pageLive(next);
     }
 
     function sendNewDocument(page) {
-      asPage(page, () => {
+      return asPage(page, () => {
         self.pyodide.globals.set('pageLocation', page.location);
         const [docs_json, render_items, root_ids] =
           python(`worker.new_document(${page.number}, pageLocation)`).toJs();

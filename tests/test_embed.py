@@ -307,6 +307,57 @@ def test_an_embed_on_another_site_goes_live_whatever_becomes_of_its_shared_worke
     assert console.errors == []
 
 
+# In a course page's frames: the second embed asks its shared Python for a document
+# at an address Python cannot read ('{"broken': a document that fails to build), once
+# the first is ready; the third asks once the second has failed. (In this order a
+# worker that tries the failed document again before the third's has no other.)
+BROKEN_SECOND_EMBED_JS = """(() => {
+  if (window.top === window) return;
+  const me = ['d_k=512', 'scaling=none', 'seed=3'].findIndex((k) => location.search.includes(k));
+  const after = {1: [0, 'ready'], 2: [1, 'failed']}[me];
+  if (after === undefined) return;
+  const [sibling, state] = after;
+  const said = () => window.top.frames[sibling].document.getElementById('lab-status')
+    ?.dataset.state === state;
+  const Real = window.SharedWorker;
+  window.SharedWorker = function (url, options) {
+    const worker = new Real(url, options);
+    const post = worker.port.postMessage.bind(worker.port);
+    worker.port.postMessage = (message, ...rest) => {
+      if (message?.type !== 'start') return post(message, ...rest);
+      if (me === 1) message = {...message, location: '{"broken', inView: true};
+      const when = () => (said() ? post(message, ...rest) : setTimeout(when, 50));
+      when();
+    };
+    return worker;
+  };
+})()"""
+
+
+def test_an_embed_whose_document_fails_does_not_hold_up_the_next(offline, site_url, tmp_path):
+    """Three embeds share one Python on a course page on another site; the second's
+    document fails to build in Python. That embed says it failed, and the third goes
+    live after it. (The worker tried the failed document again every 10 s, before any
+    page waiting after it: the third embed said "loading" for good.)"""
+    links = list(COURSE_EMBEDS)
+    folder = course_page(tmp_path, site_url, "readme", links).parent
+    with http_server(folder, host=OTHER_SITE) as course_url:
+        browser = offline.launch([*CROSS_SITE_ARGS, *PARTITIONED_ARGS])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.add_init_script(BROKEN_SECOND_EMBED_JS)
+        page.goto(course_url)
+        first, broken, third = [f.content_frame() for f in page.locator("iframe").element_handles()]
+        wait_live(first)
+        broken.wait_for_function(f"() => {STATUS} === 'failed'", timeout=BOOT_TIMEOUT, polling=100)
+        assert "Error: " in broken.evaluate(f"{STATUS_BAR}.textContent")
+        # Every embed says it is ready or failed within 30 s (the issue's bound).
+        third.wait_for_function(f"() => {STATUS} !== 'loading'", timeout=30_000, polling=100)
+        assert third.evaluate(STATUS_READY_JS), third.evaluate(f"{STATUS_BAR}.textContent")
+        told = page.evaluate("embedStates().map((s) => [s.state, s.python])")
+        assert told == [["ready", "shared"], ["failed", "shared"], ["ready", "shared"]]
+        browser.close()
+
+
 def test_a_reader_who_asks_for_dark_gets_dark_embeds_unless_the_snippet_says_light(
     offline, site_url, tmp_path
 ):
