@@ -10,13 +10,14 @@ from browser import OTHER_SITE, READ_SOURCES_JS, free_port, http_server
 from engines import (
     D_K_HANDLE_JS,
     ENGINES,
+    INIT_SCRIPTS,
     PHONES,
     PRINTS,
     accessibility_violations,
     open_engine,
 )
 from test_course_page import SCHEMES, mkdocs_site
-from test_embed import FIT_JS, FITTED_JS
+from test_embed import FIRST_PAINT_JS, FIT_JS, FITTED_JS
 from test_print import PRINTED_FIGURES_JS
 from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, site_url  # noqa: F401 (fixture)
 
@@ -58,7 +59,9 @@ def test_the_course_page_in_every_engine(site_url, tmp_path, name, phone, scheme
     the embed says, no inner scrollbar, at most 20 px below it); axe-core finds nothing
     in it, in the scheme's theme. Printed to PDF (where the engine's driver prints),
     each shows a still of each of its figures. The reader moves d_k in the first; the
-    course page reloads; the embed comes back at the reader's d_k."""
+    course page reloads; the embed comes back at the reader's d_k. Where the driver
+    runs a script before the page's own, no frame an embed draws before it is live
+    shows the prerendered page (another scenario) outside the placeholder."""
     port = free_port()
     course_url = f"http://{OTHER_SITE}:{port}/"
     mkdocs_site(tmp_path, site_url, course_url, scheme)
@@ -67,10 +70,15 @@ def test_the_course_page_in_every_engine(site_url, tmp_path, name, phone, scheme
         http_server(tmp_path / "site", port=port, host=OTHER_SITE),
         open_engine(name, phone) as engine,
     ):
+        if name in INIT_SCRIPTS:
+            engine.init_script(FIRST_PAINT_JS)
         engine.goto(course_url)
         for index, views in enumerate(COURSE_EMBEDS.values()):
             assert wait_embed_live(engine, index)["python"] == "shared"
             with engine.frame(index):
+                if name in INIT_SCRIPTS:
+                    paints = engine.evaluate("paints")
+                    assert paints["uncovered"] == 0 and paints["drawnUncovered"] is False, paints
                 assert engine.evaluate("document.documentElement.dataset.labTheme") == theme
                 try:
                     engine.wait_for(f"({FITTED_JS})()")

@@ -4,7 +4,10 @@ The course page (tests/fixtures/course_page.html, served from another port: anot
 origin) holds one embed, then three (the embed code's lazy frames, three scenarios,
 one below the other). Each load, in a fresh context, scrolls to each embed in turn
 and waits until its status bar says ready (polled by time: a frame off the screen
-runs no animation frames). Reported: when the last embed was ready (from the start
+runs no animation frames). The three are read two ways: each scrolled to the moment
+the one before is ready (the worst case for the later ones, whose Python documents are
+built one at a time after the one before is live), and after READING_MS spent on the
+one before, as a reader would. Reported: when the last embed was ready (from the start
 of navigation), the longest an embed took from its scroll to ready (the first's from
 the start of navigation) and each one's, and the peak memory of the browser's
 renderers, summed over the renderer processes the load started (VmHWM from /proc:
@@ -27,10 +30,16 @@ EMBED_LINKS = [
     "?seed=3&views=training_sweep",
 ]
 GAP = 600  # px of the lesson before each embed
+READING_MS = 3000  # how long a reader spends on an embed before scrolling to the next
+# The loads measured: (label, embeds, ms spent reading each embed before the next).
+LOADS = (("one embed", 1, 0), ("three", 3, 0), ("three, read", 3, READING_MS))
 
 
-def load_course(browser, course_url: str, site_url: str, embeds: int, renderers, peaks) -> dict:
-    """One cold load of the course page: each embed scrolled to and ready."""
+def load_course(
+    browser, course_url: str, site_url: str, embeds: int, reading_ms: int, renderers, peaks
+) -> dict:
+    """One cold load of the course page: each embed scrolled to and ready, the next
+    scrolled to ``reading_ms`` after."""
     before = renderers()
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
@@ -40,6 +49,7 @@ def load_course(browser, course_url: str, site_url: str, embeds: int, renderers,
     for index in range(embeds):
         iframe = page.locator("iframe").nth(index)
         if index:
+            page.wait_for_timeout(reading_ms)  # the reader, reading
             scrolled = page.evaluate("performance.now()")
         iframe.scroll_into_view_if_needed()
         frame = iframe.element_handle().content_frame()
@@ -57,56 +67,72 @@ def load_course(browser, course_url: str, site_url: str, embeds: int, renderers,
 
 
 def measure(browser, sites: dict, renderers, peaks) -> dict:
-    """EMBED_RUNS cold loads of the course page with one embed and with three, for each
-    of ``sites`` ({name: URL}), alternating: {name: {embeds: [load_course's results]}}."""
-    runs = {name: {1: [], 3: []} for name in sites}
+    """EMBED_RUNS cold loads of the course page in each of LOADS, for each of ``sites``
+    ({name: URL}), alternating: {name: {load's label: [load_course's results]}}."""
+    runs = {name: {label: [] for label, _, _ in LOADS} for name in sites}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(EMBED_RUNS):
-            for embeds in (1, 3):
+            for label, embeds, reading_ms in LOADS:
                 for name, site_url in sites.items():
                     links = EMBED_LINKS[:embeds]
                     write_course_page(Path(tmp), site_url, links, [GAP] * embeds)
                     with http_server(Path(tmp)) as course_url:
-                        runs[name][embeds].append(
-                            load_course(browser, course_url, site_url, embeds, renderers, peaks)
+                        runs[name][label].append(
+                            load_course(
+                                browser, course_url, site_url, embeds, reading_ms, renderers, peaks
+                            )
                         )
     return runs
 
 
 ROWS = (
-    ("last embed ready, each scrolled to (ms)", "ready", "{:12.0f}"),
-    ("slowest embed, from its scroll to ready (ms)", "slowest", "{:12.0f}"),
-    ("renderers' peak memory, summed (MB)", "memory", "{:12.0f}"),
+    ("last embed ready, each scrolled to (ms)", "ready", "{:14.0f}"),
+    ("slowest embed, from its scroll to ready (ms)", "slowest", "{:14.0f}"),
+    ("renderers' peak memory, summed (MB)", "memory", "{:14.0f}"),
 )
 
 
-def medians(runs: dict) -> dict:
-    return {
-        n: {key: statistics.median(r[key] for r in runs[n]) for _, key, _ in ROWS} for n in runs
-    }
+def medians(site_runs: dict) -> dict:
+    """{load's label: {figure: median}}, with each embed's wait as "wait i"."""
+    found = {}
+    for label, runs in site_runs.items():
+        found[label] = {key: statistics.median(r[key] for r in runs) for _, key, _ in ROWS}
+        for i in range(len(runs[0]["waits"])):
+            found[label][f"wait {i}"] = statistics.median(r["waits"][i] for r in runs)
+    return found
 
 
 def report(runs: dict):
-    """Each site's medians, one embed against three; with a site "before", each figure
-    of the site as built against it."""
+    """Each site's medians in each load; with a site "before", each figure of the site
+    as built against it."""
+    labels = [label for label, _, _ in LOADS]
+    header = f"{'':<46}" + "".join(f"{label:>14}" for label in labels)
     for name, site_runs in runs.items():
         median = medians(site_runs)
         print(
             f"\nA course page with the {name} site's embeds (Chromium; medians of "
-            f"{EMBED_RUNS} cold loads)"
+            f"{EMBED_RUNS} cold loads; 'three, read': {READING_MS} ms on each before the next)"
         )
-        print(f"{'':<44}{'one embed':>12}{'three':>12}{'ratio':>8}")
-        for label, key, fmt in ROWS:
-            one, three = median[1][key], median[3][key]
-            print(f"{label:<44}" + fmt.format(one) + fmt.format(three) + f"{three / one:8.2f}")
-        waits = [statistics.median(r["waits"][i] for r in site_runs[3]) for i in range(3)]
-        print(
-            "each of the three, from its scroll to ready (ms):",
-            ", ".join(f"{w:.0f}" for w in waits),
-        )
+        print(header)
+        for row, key, fmt in ROWS:
+            print(f"{row:<46}" + "".join(fmt.format(median[label][key]) for label in labels))
+        for label in labels[1:]:
+            waits = [median[label][f"wait {i}"] for i in range(3)]
+            print(
+                f"each of the {label}, from its scroll to ready (ms):",
+                ", ".join(f"{w:.0f}" for w in waits),
+            )
     if "before" in runs:
         now, before = medians(runs["site"]), medians(runs["before"])
-        print(f"\nThe site as built against before{'':<13}{'one embed':>12}{'three':>12}")
-        for label, key, _ in ROWS:
-            ratios = [now[n][key] / before[n][key] for n in (1, 3)]
-            print(f"{label:<44}" + "".join(f"{r:12.2f}" for r in ratios))
+        print(f"\nThe site as built against before\n{header}")
+        keys = [(row, key) for row, key, _ in ROWS] + [
+            (f"embed {i + 1}, from its scroll to ready (ms)", f"wait {i}") for i in range(3)
+        ]
+        for row, key in keys:
+            ratios = [
+                f"{now[label][key] / before[label][key]:14.2f}"
+                if key in now[label]
+                else f"{'':>14}"
+                for label in labels
+            ]
+            print(f"{row:<46}" + "".join(ratios))
