@@ -21,8 +21,8 @@ import panel as pn
 from panel.io import hold
 
 from app.environment import in_browser, making_snapshot
+from app.options import D_K_OPTIONS
 from app.rates import check_steps, rates_steps
-from app.scenario import D_K_OPTIONS
 from app.simulation import Settings
 from app.sweep import sweep
 from app.training import to_end, training_steps, training_sweep

@@ -17,8 +17,7 @@ from panel.custom import JSComponent
 
 from app.asset import asset
 from app.environment import in_browser_build
-from app.questions import QUESTIONS
-from app.scenario import (
+from app.options import (
     ALPHA_LABELS,
     ALPHA_OPTIONS,
     D_K_OPTIONS,
@@ -33,6 +32,7 @@ from app.scenario import (
     THEMES,
     VARIANCE_RANGE,
 )
+from app.questions import QUESTIONS
 from app.simulation import SCALING_RULES, Settings
 from app.style import RULE_NAMES
 from app.training import PAGE_TOKENS

@@ -22,8 +22,8 @@ at most.
 import asyncio
 from dataclasses import replace
 
+from app.options import D_K_OPTIONS
 from app.patches import DocumentLink, change_key
-from app.scenario import D_K_OPTIONS
 from app.simulation import median_row, simulate
 
 REST = 0.25  # s after a change other than d_k's, as the training waits (app.background)

@@ -41,12 +41,12 @@ from app.draws import forget_draws
 from app.environment import in_browser, making_snapshot, prerendering, runtime
 from app.export import scenario_csv
 from app.look_ahead import LookAhead
+from app.options import DEFAULTS, FIELDS, SECTIONS, SEED_RANGE, section_of
 from app.panes import PRINT_ONLY_CSS, SCREEN_ONLY_CSS, SMALL, page_header, text_pane
 from app.patches import DocumentLink
 from app.question_box import QuestionBox
 from app.questions import question
 from app.results import Results
-from app.scenario import DEFAULTS, FIELDS, SECTIONS, SEED_RANGE, section_of
 from app.sections import SECTION_FIGURES, VIEW_TITLES
 from app.sections.figures import drop_unused_glyphs, model_heads_source
 from app.sections.stability import Stability

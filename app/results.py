@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.scenario import D_K_OPTIONS
+from app.options import D_K_OPTIONS
 from app.simulation import Settings, Snapshot, median_row, row_metrics, saturated_share
 
 

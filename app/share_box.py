@@ -13,8 +13,8 @@ import panel as pn
 
 from app.asset import asset
 from app.controls import FOCUS_CSS
+from app.options import SECTIONS, THEMES, VIEWS
 from app.panes import SMALL
-from app.scenario import SECTIONS, THEMES, VIEWS
 from app.sections import VIEW_TITLES
 from app.theme import DARK_INK, DARK_PAPER
 from app.words import text

@@ -21,8 +21,8 @@ from app.asset import asset
 from app.captions import section_label, section_title
 from app.controls import FOCUS_CSS, QUIET_CSS, TEXT_CSS, WRAP_CSS, Scenario
 from app.formulas import FORMULAS, formula_html
+from app.options import SECTIONS, VIEWS, section_of
 from app.panes import GLOSSARY_CSS, SCREEN_ONLY_CSS, SMALL
-from app.scenario import SECTIONS, VIEWS, section_of
 from app.words import explain_terms, text
 
 GRID_CSS = asset("grid.css")

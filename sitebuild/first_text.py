@@ -29,9 +29,9 @@ def first_text_html() -> str:
     from app.environment import PRERENDER_ENV
 
     os.environ[PRERENDER_ENV] = "1"  # the theory link of the built site
+    from app.options import FIRST_SECTION
     from app.page import TITLE
     from app.panes import header_markdown
-    from app.scenario import FIRST_SECTION
     from app.stage import section_intro_markdown
 
     render = MarkdownIt("gfm-like", {"html": True}).render

@@ -178,7 +178,7 @@ def add_status(site: Path):
     body = replace_once(body, PANEL_LOCATION, PAGE_LOCATION, "Panel's worker")
     prelude = SHARED_WORKER_JS.read_text() + WORKER_ERRORS_JS.read_text()
     worker.write_text(prelude + START_GATE + body + "\n});\n")
-    from app.scenario import DEFAULTS
+    from app.options import DEFAULTS
 
     status = STATUS_HTML.read_text().replace("PRERENDERED_SCENARIO", json.dumps(DEFAULTS))
     html_path = site / "index.html"

@@ -23,19 +23,11 @@ from app.background import rates_checked, rates_swept, swept, trained
 from app.captions import summary
 from app.controls import _SLIDER_SCALES, Scenario
 from app.descent import descend
+from app.options import D_K_OPTIONS, DEFAULTS, FIELDS, SECTIONS, VIEWS, section_of
 from app.questions import question
 from app.rates import CURVE_D_KS, LEARNING_RATES, drawn_rows, learning_rates, rates_steps
 from app.results import Results
-from app.scenario import (
-    D_K_OPTIONS,
-    DEFAULTS,
-    FIELDS,
-    SECTIONS,
-    VIEWS,
-    read_query,
-    section_of,
-    write_query,
-)
+from app.scenario import read_query, write_query
 from app.sections import SECTION_FIGURES, VIEW_TITLES
 from app.sections.figures import model_heads_source
 from app.sections.learning import rates_title, training_title

@@ -35,8 +35,7 @@ from test_site import wait_until_ready
 
 from app.captions import section_title
 from app.controls import _SLIDER_SCALES
-from app.questions import QUESTIONS, question
-from app.scenario import (
+from app.options import (
     ALPHA_OPTIONS,
     D_K_OPTIONS,
     DEFAULTS,
@@ -46,9 +45,10 @@ from app.scenario import (
     TEMPERATURE_RANGE,
     VARIANCE_RANGE,
     VIEWS,
-    read_query,
     section_of,
 )
+from app.questions import QUESTIONS, question
+from app.scenario import read_query
 from app.simulation import SCALING_RULES
 from app.style import RULE_NAMES, rule_key_label
 

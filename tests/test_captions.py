@@ -10,8 +10,8 @@ import pytest
 from app import theory
 from app.captions import caption, summary
 from app.formulas import FORMULAS, formula_clauses
+from app.options import VIEWS
 from app.results import Results
-from app.scenario import VIEWS
 from app.simulation import SCALING_RULES, Settings, simulate
 from app.sweep import sweep
 from app.training import training_sweep

@@ -39,10 +39,7 @@ from test_questions import (
 )
 
 from app.captions import caption, summary
-from app.questions import QUESTIONS
-from app.rates import learning_rates
-from app.results import Results
-from app.scenario import (
+from app.options import (
     ALPHA_OPTIONS,
     D_K_OPTIONS,
     DEFAULTS,
@@ -52,6 +49,9 @@ from app.scenario import (
     VARIANCE_RANGE,
     VIEWS,
 )
+from app.questions import QUESTIONS
+from app.rates import learning_rates
+from app.results import Results
 from app.simulation import SCALING_RULES, simulate
 from app.sweep import sweep
 from app.words import Said, content

@@ -23,8 +23,8 @@ from test_embed import FIRST_PAINT_JS, listener, wait_fitted, wait_live
 from test_print import PRINTED_FIGURES_JS
 from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
 
+from app.options import VIEWS
 from app.page import TITLE
-from app.scenario import VIEWS
 from app.share_box import embed_snippet
 
 SCHEMES = {"default": None, "slate": "dark"}  # Material's scheme: the embeds' theme

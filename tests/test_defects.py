@@ -15,9 +15,9 @@ from test_claims import results_of
 
 from app import softmax
 from app.captions import caption
+from app.options import DEFAULTS
 from app.precision import EXP_LIMITS
 from app.questions import question
-from app.scenario import DEFAULTS
 from app.simulation import Settings
 from app.sweep import sweep
 from app.training import training_sweep

@@ -48,8 +48,8 @@ from test_site import (
 )
 
 from app.captions import section_label, section_title
+from app.options import D_K_OPTIONS, DEFAULTS, SECTIONS
 from app.questions import question
-from app.scenario import D_K_OPTIONS, DEFAULTS, SECTIONS
 from app.simulation import SCALING_RULES, Settings, simulate
 from app.style import RULE_NAMES
 from sitebuild.serve import SiteHandler

@@ -6,8 +6,8 @@ import io
 import numpy as np
 
 from app.export import COLUMNS, scenario_csv
+from app.options import D_K_OPTIONS
 from app.rates import CURVE_D_KS, EDGE_D_KS, EDGE_RULES, LEARNING_RATES, learning_rates
-from app.scenario import D_K_OPTIONS
 from app.simulation import SCALING_RULES, Settings, simulate
 from app.sweep import sweep
 from app.training import training_sweep

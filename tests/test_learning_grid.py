@@ -27,10 +27,10 @@ from test_learning_lesson import CHAOS
 from test_questions import settings_of, training_settings
 
 from app.captions import caption, summary
+from app.options import ALPHA_OPTIONS, D_K_OPTIONS
 from app.questions import QUESTIONS
 from app.rates import EDGE_D_KS, learning_rates
 from app.results import Results
-from app.scenario import ALPHA_OPTIONS, D_K_OPTIONS
 from app.simulation import SCALING_RULES, simulate
 from app.sweep import sweep
 

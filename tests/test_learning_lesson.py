@@ -18,6 +18,7 @@ import pytest
 
 from app import theory
 from app.captions import caption, summary
+from app.options import D_K_OPTIONS
 from app.questions import QUESTIONS
 from app.rates import (
     CURVE_D_KS,
@@ -30,7 +31,6 @@ from app.rates import (
     window_check_steps,
 )
 from app.results import Results
-from app.scenario import D_K_OPTIONS
 from app.sections.figures import model_heads_source
 from app.sections.learning import edge_marks
 from app.sections.spread import Spread

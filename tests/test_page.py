@@ -24,7 +24,7 @@ from playwright.sync_api import sync_playwright
 
 from app import theory
 from app.environment import SESSION_DELAY_ENV
-from app.scenario import SECTIONS, section_of
+from app.options import SECTIONS, section_of
 from app.sections.figures import CURVE_FIGURES
 from app.share_box import POSTER_FILENAME
 from app.simulation import SCALING_RULES, Settings, row_metrics, simulate

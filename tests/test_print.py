@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from test_embed import live_frames
 from test_site import offline, site_url, wait_until_ready  # noqa: F401 (fixtures)
 
-from app.scenario import SECTIONS
+from app.options import SECTIONS
 
 # The words of the printed scenario's panes (Panel's Markdown: in their shadow roots).
 SCENARIO_WORDS_JS = "(panes) => panes.map((el) => (el.shadowRoot ?? el).textContent).join(' ')"

@@ -12,10 +12,7 @@ import numpy as np
 import pytest
 
 from app import rates
-from app.questions import OTHER_VIEWS, QUESTIONS, question
-from app.rates import COLLAPSE_SPREAD, learning_rates
-from app.results import Results
-from app.scenario import (
+from app.options import (
     ALPHA_LABELS,
     ALPHA_OPTIONS,
     D_K_OPTIONS,
@@ -23,9 +20,11 @@ from app.scenario import (
     FIELDS,
     SETTINGS_FIELDS,
     VIEWS,
-    read_query,
-    write_query,
 )
+from app.questions import OTHER_VIEWS, QUESTIONS, question
+from app.rates import COLLAPSE_SPREAD, learning_rates
+from app.results import Results
+from app.scenario import read_query, write_query
 from app.simulation import Settings, simulate
 from app.sweep import sweep
 from app.training import PAGE_TOKENS, training_sweep

@@ -12,8 +12,8 @@ from test_claims import results_of
 from app import theory
 from app.captions import caption, summary
 from app.formulas import FORMULAS
+from app.options import DEFAULTS
 from app.questions import question
-from app.scenario import DEFAULTS
 from app.sections.figures import model_heads_source
 from app.sections.spread import Spread
 from app.simulation import Settings, simulate

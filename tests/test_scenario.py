@@ -2,17 +2,16 @@
 
 import pytest
 
-from app.scenario import (
+from app.options import (
     ALPHA_OPTIONS,
     DEFAULTS,
     FIELDS,
     SECTIONS,
     SETTINGS_FIELDS,
     VIEWS,
-    read_query,
     section_of,
-    write_query,
 )
+from app.scenario import read_query, write_query
 from app.simulation import Settings
 
 

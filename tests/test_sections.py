@@ -8,9 +8,9 @@ shows the scenario on screen then, not the one it was built for.
 import numpy as np
 import pytest
 
+from app.options import SECTIONS, VIEWS
 from app.page import AttentionLab
 from app.rates import CURVE_D_KS, EDGE_D_KS, LEARNING_RATES
-from app.scenario import SECTIONS, VIEWS
 from app.sections import SECTION_FIGURES, VIEW_TITLES
 from app.sections.figures import LOG_FLOOR
 from app.style import RULE_COLORS

@@ -58,21 +58,20 @@ import build
 from app import theory
 from app.background import TRAINING_SLICE
 from app.captions import section_title
-from app.page import TITLE
-from app.precision import EXP_LIMITS, naive_overflow_shares
-from app.questions import QUESTIONS, question
-from app.rates import CURVE_D_KS, EDGE_D_KS, EDGE_RULES, learning_rates
-from app.scenario import (
+from app.options import (
     D_K_OPTIONS,
     DEFAULTS,
     FIRST_SECTION,
     SECTIONS,
     SETTINGS_FIELDS,
     VIEWS,
-    read_query,
     section_of,
-    write_query,
 )
+from app.page import TITLE
+from app.precision import EXP_LIMITS, naive_overflow_shares
+from app.questions import QUESTIONS, question
+from app.rates import CURVE_D_KS, EDGE_D_KS, EDGE_RULES, learning_rates
+from app.scenario import read_query, write_query
 from app.sections.query import ROW_FIGURES
 from app.share_box import POSTER_FILENAME
 from app.simulation import SCALING_RULES, Settings, simulate
@@ -1455,7 +1454,7 @@ def test_the_page_s_words_need_no_script_and_give_way_to_the_drawn_page(
     white), and not the first section's introduction, which an embed of other views does
     not show; with it, they give way to the drawn page, which says the same once (one
     title, one introduction)."""
-    from app.scenario import FIRST_SECTION
+    from app.options import FIRST_SECTION
 
     intro = section_title(FIRST_SECTION)
     still = offline.browser.new_context(java_script_enabled=False)

@@ -11,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 
 from app import theory
+from app.options import TEMPERATURE_RANGE
 from app.precision import EXP_LIMITS, naive_overflow_shares
 from app.questions import reading as read
 from app.questions.reading import (
@@ -21,7 +22,6 @@ from app.questions.reading import (
     TRAINING_D_KS,
 )
 from app.questions.steps import Question, Step
-from app.scenario import TEMPERATURE_RANGE
 from app.simulation import SATURATION, layer_norm, simulate
 
 # 8. How does scaling help numerical stability in large models?

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from app.results import Results
 from app.words import Said, Template, content, text
 
-OTHER_VIEWS = ("stability",)  # where an answer may point besides app.scenario.VIEWS
+OTHER_VIEWS = ("stability",)  # where an answer may point besides app.options.VIEWS
 
 
 class TrainingPending(LookupError):
@@ -25,10 +25,10 @@ class Step:
     Attributes
     ----------
     scenario : dict
-        Control values to apply (names of ``app.scenario.FIELDS``); every field
-        not given takes its value from ``app.scenario.DEFAULTS``.
+        Control values to apply (names of ``app.options.FIELDS``); every field
+        not given takes its value from ``app.options.DEFAULTS``.
     view : str
-        Where to scroll: a key of ``app.scenario.VIEWS`` or of ``OTHER_VIEWS``.
+        Where to scroll: a key of ``app.options.VIEWS`` or of ``OTHER_VIEWS``.
     numbers : callable
         ``numbers(results) -> {name: float | int | str | bool}``, every number and
         condition of the answer; raises ``TrainingPending`` while the runs it

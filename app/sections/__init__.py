@@ -4,7 +4,7 @@ Each module builds its section's figures (``figures.SectionFigures``) and
 plots the parts of the page's ``app.results.Results`` it reads; the page builds a
 section when it first comes on screen and brings it up to date then.
 
->>> from app.scenario import SECTIONS
+>>> from app.options import SECTIONS
 >>> list(SECTION_FIGURES) == list(SECTIONS)
 True
 >>> all(tuple(SECTION_FIGURES[name].TITLES) == SECTIONS[name] for name in SECTIONS)

@@ -67,7 +67,7 @@ class SectionFigures:
     Attributes
     ----------
     figures : dict of str to bokeh Figure
-        By view (``app.scenario.VIEWS``).
+        By view (``app.options.VIEWS``).
     sources : dict of str to ColumnDataSource
         Named ``"<figure>:<rule>"`` for the curves against d_k (columns
         ``d_k``, ``y``, and ``lo``, ``hi`` for the 10th-90th percentile band

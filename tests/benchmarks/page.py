@@ -40,7 +40,7 @@ from playwright.sync_api import sync_playwright
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from browser import PAGE_TIMEOUT, REPO, launch, panel_server, slider_handle, wait_for_source
 
-from app.scenario import D_K_OPTIONS
+from app.options import D_K_OPTIONS
 from app.simulation import Settings, simulate
 from app.sweep import sweep
 

@@ -104,7 +104,7 @@ from observer import ObservedSite
 
 import build
 from app.captions import section_label
-from app.scenario import FIRST_SECTION, SECTIONS
+from app.options import FIRST_SECTION, SECTIONS
 from app.style import RULE_NAMES
 from sitebuild.serve import SiteHandler
 

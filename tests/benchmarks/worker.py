@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from browser import OFFLINE_ARGS, http_server, launch, slider_handle
 
 import build
-from app.scenario import SECTIONS
+from app.options import SECTIONS
 
 MOVES = 20
 PAUSE_MS = 300  # between presses: each finds the page and the worker at rest
