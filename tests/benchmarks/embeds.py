@@ -66,23 +66,23 @@ def load_course(
     return result
 
 
-def measure(browser, sites: dict, renderers, peaks) -> dict:
-    """EMBED_RUNS cold loads of the course page in each of LOADS, for each of ``sites``
+def measure(browser, sites: dict, renderers, peaks, runs: int = EMBED_RUNS) -> dict:
+    """``runs`` cold loads of the course page in each of LOADS, for each of ``sites``
     ({name: URL}), alternating: {name: {load's label: [load_course's results]}}."""
-    runs = {name: {label: [] for label, _, _ in LOADS} for name in sites}
+    found = {name: {label: [] for label, _, _ in LOADS} for name in sites}
     with tempfile.TemporaryDirectory() as tmp:
-        for _ in range(EMBED_RUNS):
+        for _ in range(runs):
             for label, embeds, reading_ms in LOADS:
                 for name, site_url in sites.items():
                     links = EMBED_LINKS[:embeds]
                     write_course_page(Path(tmp), site_url, links, [GAP] * embeds)
                     with http_server(Path(tmp)) as course_url:
-                        runs[name][label].append(
+                        found[name][label].append(
                             load_course(
                                 browser, course_url, site_url, embeds, reading_ms, renderers, peaks
                             )
                         )
-    return runs
+    return found
 
 
 ROWS = (
@@ -111,7 +111,8 @@ def report(runs: dict):
         median = medians(site_runs)
         print(
             f"\nA course page with the {name} site's embeds (Chromium; medians of "
-            f"{EMBED_RUNS} cold loads; 'three, read': {READING_MS} ms on each before the next)"
+            f"{len(site_runs['one embed'])} cold loads; 'three, read': {READING_MS} ms on each"
+            " before the next)"
         )
         print(header)
         for row, key, fmt in ROWS:

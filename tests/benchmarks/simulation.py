@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from app.simulation import SCALING_RULES, Settings, draw, simulate
+from app.simulation import SCALING_RULES, Settings, queries_and_keys, simulate
 from app.sweep import sweep
 
 D_KS = [2**i for i in range(11)]  # 1 .. 1024, what the page sweeps
@@ -38,7 +38,7 @@ def bare_softmax(z):
 
 
 def floor_one(settings, rules=("sqrt",)):
-    q, k = draw(settings)
+    q, k = queries_and_keys(settings)
     for rule in rules:
         bare_softmax((q @ k.T) * replace(settings, scaling=rule).scale)
 

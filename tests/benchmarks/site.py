@@ -632,6 +632,9 @@ def main(argv=None):
     )
     parser.add_argument("--wire-runs", type=int, default=wire.WIRE_RUNS, help="cold loads each")
     parser.add_argument(
+        "--embed-runs", type=int, default=embeds.EMBED_RUNS, help="cold loads of each course page"
+    )
+    parser.add_argument(
         "--embeds",
         action="store_true",
         help="measure a course page with one embed and three instead (tests/benchmarks/embeds.py)",
@@ -655,7 +658,7 @@ def main(argv=None):
                 sites["before"] = before
             p = stack.enter_context(sync_playwright())
             browser = launch(p, OFFLINE_ARGS)
-            embeds.report(embeds.measure(browser, sites, renderers, peaks_mb))
+            embeds.report(embeds.measure(browser, sites, renderers, peaks_mb, args.embed_runs))
             browser.close()
         return
     variants = {  # name -> (site folder, handler, sections to time moves in)
