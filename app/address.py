@@ -43,12 +43,10 @@ class Address:
         location = pn.state.location
         if location is None or location.search == self._applied:
             return
-        values, notices = read_query(dict(parse_qsl(location.search.lstrip("?"))))
+        values, notices = _query_values(location.search)
         self._applied = location.search
         self.notice.object = "\n".join(f"- {html.escape(n)}" for n in notices)
         self.notice.visible = bool(notices)
-        if "views" in values:
-            values["views"] = list(values["views"])
         # An open question sets its step's scenario; the link's own values then win.
         self.scenario.param.update(
             **{name: values.pop(name) for name in ("question", "step") if name in values}
@@ -66,3 +64,24 @@ class Address:
         # on. Recorded as applied first: setting the search calls read back.
         self._applied = self.query()
         location.search = self._applied
+
+
+def link_scenario() -> dict:
+    """The control values of the page's link, when its address is known before the page
+    is built (under ``panel serve``, and for a shared Python's pages after the first),
+    so that the page is built at its link's scenario, not at the defaults and then
+    again; else ``{}``. An open question and its step are left to ``Address.read``,
+    which opens the question."""
+    location = pn.state.location
+    if location is None or not location.search:
+        return {}
+    values, _ = _query_values(location.search)
+    return {name: value for name, value in values.items() if name not in ("question", "step")}
+
+
+def _query_values(search: str) -> tuple[dict, list[str]]:
+    """``read_query`` of the query ``search`` (``?d_k=256&...``), views as a list."""
+    values, notices = read_query(dict(parse_qsl(search.lstrip("?"))))
+    if "views" in values:
+        values["views"] = list(values["views"])
+    return values, notices

@@ -116,7 +116,7 @@ def _spread_said(r: Results) -> str:
 
 def _histogram(r: Results) -> dict:
     return _rule_kind(r) | {
-        "logits_std": float(r.snap.logits.std()),
+        "logits_std": float(r.draw.logits.std()),
         "theory_said": _spread_said(r),
         "scores_std": float(r.unscaled.std()),
         "scores_theory": _theory_std(r, "none"),
@@ -169,7 +169,7 @@ def _heatmap(r: Results) -> dict:
 def _row(r: Results) -> dict:
     """The row up close, under the rule and unscaled: spread, top gap, largest weight."""
     row = r.shown_row
-    z, raw = r.snap.logits[row], r.unscaled[row]
+    z, raw = r.draw.logits[row], r.unscaled[row]
     top_two = {name: np.sort(v)[-2:] for name, v in (("rule", z), ("raw", raw))}
     raw_weight = float(softmax_rows(raw[None]).weights[0].max()) if raw.size > 1 else 1.0
     return _rule_kind(r) | {
@@ -178,7 +178,7 @@ def _row(r: Results) -> dict:
         "row_gap": float(np.diff(top_two["rule"])[0]) if z.size > 1 else 0.0,
         "raw_std": float(raw.std()),
         "raw_gap": float(np.diff(top_two["raw"])[0]) if raw.size > 1 else 0.0,
-        "row_weight": float(r.snap.max_weight[row]),
+        "row_weight": float(r.draw.max_weight[row]),
         "raw_weight": raw_weight,
         "raw_one_hot": raw_weight > SATURATION,
         "uniform": 1 / r.settings.n_keys,

@@ -31,7 +31,7 @@ import numpy as np
 COLUMNS = ("section", "rule", "d_k", "step", "query", "key", "learning_rate", "quantity", "value")
 
 
-def scenario_csv(query: str, curves: dict, snap, runs: dict, rates=None) -> str:
+def scenario_csv(query: str, curves: dict, draw, runs: dict, rates=None) -> str:
     """The CSV text of a scenario.
 
     Parameters
@@ -40,7 +40,7 @@ def scenario_csv(query: str, curves: dict, snap, runs: dict, rates=None) -> str:
         The page's URL query, which pins the scenario (written as a comment).
     curves : dict
         ``sweep.sweep``'s result.
-    snap : Snapshot
+    draw : Draw
         ``simulation.simulate``'s result for the scenario.
     runs : dict
         ``training.training_sweep``'s result, ``{d_k: {rule: TrainingRun}}``; the
@@ -60,15 +60,15 @@ def scenario_csv(query: str, curves: dict, snap, runs: dict, rates=None) -> str:
                     ("sweep", rule, d_k, "", "", "", "", name, repr(float(v)))
                     for d_k, v in zip(columns["d_k"], values, strict=True)
                 )
-    n_queries, n_keys = snap.logits.shape
+    n_queries, n_keys = draw.logits.shape
     query_index, key_index = np.indices((n_queries, n_keys)).reshape(2, -1) + 1
-    scores = snap.q @ snap.k.T
-    for name, values in (("score", scores), ("logit", snap.logits), ("weight", snap.weights)):
+    scores = draw.q @ draw.k.T
+    for name, values in (("score", scores), ("logit", draw.logits), ("weight", draw.weights)):
         writer.writerows(
-            ("draw", snap.settings.scaling, snap.settings.d_k, "", i, j, "", name, repr(float(v)))
+            ("draw", draw.settings.scaling, draw.settings.d_k, "", i, j, "", name, repr(float(v)))
             for i, j, v in zip(query_index, key_index, values.ravel(), strict=True)
         )
-    d_k = snap.settings.d_k
+    d_k = draw.settings.d_k
     for rule, run in runs.get(d_k, {}).items():
         for name in ("loss", "accuracy"):
             writer.writerows(

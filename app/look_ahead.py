@@ -90,6 +90,6 @@ class LookAhead:
         """The page's results with the draw at ``d_k``: what a move there computes."""
         lab = self._lab
         settings = replace(lab.results.settings, d_k=d_k)
-        snap = simulate(settings)
-        row = lab.row_pick.value if lab.row_pick.value >= 0 else median_row(snap)
-        return replace(lab.results, settings=settings, snap=snap, row=row)
+        draw = simulate(settings)
+        row = lab.row_pick.value if lab.row_pick.value >= 0 else median_row(draw)
+        return replace(lab.results, settings=settings, draw=draw, row=row)

@@ -24,7 +24,7 @@ import panel as pn
 from bokeh.models import CustomJS, Div
 from panel.io import hold
 
-from app.address import Address
+from app.address import Address, link_scenario
 from app.asset import asset
 from app.background import Training, rates_state, swept
 from app.captions import caption, summary
@@ -93,7 +93,7 @@ class AttentionLab(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.scenario = Scenario()
+        self.scenario = Scenario(**link_scenario())
         # Built when first on screen (_section); what each has not yet shown (_refresh).
         self.sections = {}
         self._stale = {name: set(kind.READS) for name, kind in SECTION_FIGURES.items()}
@@ -109,7 +109,7 @@ class AttentionLab(pn.viewable.Viewer):
         self._update(curves=True)
         if in_browser() and not making_snapshot():
             # Python started from scratch in a browser (no snapshot): the page goes live
-            # first, and trains in the background then (see _go_live).
+            # first, and trains in the background then (see go_live).
             self._show_training("training")
         else:
             self.training.now()
@@ -128,12 +128,14 @@ class AttentionLab(pn.viewable.Viewer):
             # href (and search, if any); then the link's scenario applies. Restored from
             # the snapshot, it learns it as it sends the document, and applies the
             # link's scenario while the page draws the document
-            # (sitebuild.snapshot.SNAPSHOT_BOOT).
-            location.param.watch(lambda *_: self._go_live(), ["href", "search"])
+            # (sitebuild.snapshot.SNAPSHOT_BOOT). A shared Python's later page comes
+            # with its URL: its page is built at its link's scenario, and app.worker
+            # makes it live once the page is in its document.
+            location.param.watch(lambda *_: self.go_live(), ["href", "search"])
             return
         if location is not None:
             location.param.watch(lambda _: self.address.read(), "search")
-        self._go_live()  # panel serve (the request's query is known now) or a notebook
+        self.go_live()  # panel serve (the request's query is known now) or a notebook
         pn.state.onload(self._scroll_to_step)  # a link's question: once the page is shown
         pn.state.onload(self.theme.follow)  # the theme too: its marker acts in the page
 
@@ -177,8 +179,9 @@ class AttentionLab(pn.viewable.Viewer):
             relayout=self._show_views,
         )
 
-    def _go_live(self):
-        """Apply the link's scenario, then enable the controls and mark the page live."""
+    def go_live(self):
+        """Apply the link's scenario, then enable the controls and mark the page live
+        (once the page's address is known and the page is in its document)."""
         self.address.read()
         if self.state.text == "live":
             return
@@ -207,15 +210,15 @@ class AttentionLab(pn.viewable.Viewer):
         with hold():
             if curves:
                 self.curves = swept(settings)
-            self._snap = simulate(settings)
+            self._draw = simulate(settings)
             self._choose_row()
-            self._refresh(*(["curves"] * curves), "snapshot", "row")
+            self._refresh(*(["curves"] * curves), "draw", "row")
 
     def _choose_row(self):
         """The query row up close (the picked one, or the median row), and the results
         that the views and the words read."""
-        snap = self._snap
-        self._row = self.row_pick.value if self.row_pick.value >= 0 else median_row(snap)
+        draw = self._draw
+        self._row = self.row_pick.value if self.row_pick.value >= 0 else median_row(draw)
         self._new_results()
 
     def _new_results(self):
@@ -223,7 +226,7 @@ class AttentionLab(pn.viewable.Viewer):
         self.results = Results(
             s.settings(),
             s.learning_rate,
-            self._snap,
+            self._draw,
             self.curves,
             t.runs,
             self._row,
@@ -272,7 +275,7 @@ class AttentionLab(pn.viewable.Viewer):
         (``app.look_ahead``: a move to another d_k, made and undone)."""
         for name in self.sections_on_screen():
             if name in self.sections and self.sections[name].figures:
-                self.sections[name].show(results, {"snapshot", "row"})
+                self.sections[name].show(results, {"draw", "row"})
 
     def _show_stale(self):
         """Bring the sections on screen up to date (building any never shown)."""
@@ -340,7 +343,7 @@ class AttentionLab(pn.viewable.Viewer):
         """The scenario on screen as CSV (app.export), for the download button."""
         t = self.training
         return io.StringIO(
-            scenario_csv(self.address.query(), self.curves, self._snap, t.runs, t.rates)
+            scenario_csv(self.address.query(), self.curves, self._draw, t.runs, t.rates)
         )
 
     def _show_answer(self):
@@ -393,7 +396,7 @@ class AttentionLab(pn.viewable.Viewer):
         self.share = ShareBox(
             self.scenario, self.address.query, self._csv_file, self.stage.start_lecture, TITLE
         )
-        # Disabled until the link's scenario is applied (see _go_live).
+        # Disabled until the link's scenario is applied (see go_live).
         self._until_live = [
             *self.widgets.values(),
             *self.stage.widgets,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.options import D_K_OPTIONS
-from app.simulation import Settings, Snapshot, median_row, row_metrics, saturated_share
+from app.simulation import Draw, Settings, median_row, row_metrics, saturated_share
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class Results:
         The current scenario.
     learning_rate : float
         The training runs' learning rate.
-    snap : Snapshot
+    draw : Draw
         ``simulate(settings)``, the current draw.
     curves : Mapping
         ``sweep(settings, D_K_OPTIONS)``: per rule, each metric's median and
@@ -39,7 +39,7 @@ class Results:
 
     settings: Settings
     learning_rate: float
-    snap: Snapshot
+    draw: Draw
     curves: object
     runs: dict
     row: int | None = None
@@ -49,22 +49,22 @@ class Results:
     @functools.cached_property
     def shown_row(self) -> int:
         """The query row up close."""
-        return median_row(self.snap) if self.row is None else self.row
+        return median_row(self.draw) if self.row is None else self.row
 
     @functools.cached_property
     def unscaled(self) -> np.ndarray:
         """The draw's scores ``q . k / T``, before any scaling rule."""
-        return self.snap.q @ self.snap.k.T / self.settings.temperature
+        return self.draw.q @ self.draw.k.T / self.settings.temperature
 
     @functools.cached_property
     def medians(self) -> dict[str, float]:
-        """Each metric of ``row_metrics(snap)``: its median over rows."""
-        return {name: float(np.median(v)) for name, v in row_metrics(self.snap).items()}
+        """Each metric of ``row_metrics(draw)``: its median over rows."""
+        return {name: float(np.median(v)) for name, v in row_metrics(self.draw).items()}
 
     @functools.cached_property
     def share(self) -> float:
         """The draw's share of saturated rows."""
-        return float(saturated_share(self.snap.max_weight))
+        return float(saturated_share(self.draw.max_weight))
 
     @property
     def complete(self) -> bool:

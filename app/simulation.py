@@ -12,8 +12,8 @@ The draws and their products are in ``app.draws``; the metrics against d_k,
 for every rule at once, in ``app.sweep``.
 
 >>> from app.simulation import Settings, simulate
->>> snap = simulate(Settings(d_k=512, variance=1.0, scaling="none"))
->>> bool(snap.max_weight.mean() > 0.5)   # unscaled logits saturate the softmax
+>>> draw = simulate(Settings(d_k=512, variance=1.0, scaling="none"))
+>>> bool(draw.max_weight.mean() > 0.5)   # unscaled logits saturate the softmax
 True
 """
 
@@ -124,7 +124,7 @@ def scale_factor(scaling: str, d_k: int, alpha: float = DEFAULT_ALPHA) -> float:
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class Draw:
     """One draw of the simulation and its per-row metrics.
 
     Attributes
@@ -156,7 +156,7 @@ class Snapshot:
     query_grad_norm: np.ndarray
 
 
-def draw(settings: Settings) -> tuple[np.ndarray, np.ndarray]:
+def queries_and_keys(settings: Settings) -> tuple[np.ndarray, np.ndarray]:
     """Queries and keys with i.i.d. N(0, variance) components, from the seed."""
     s = settings
     standard = products(s.seed, s.n_queries, s.n_keys, s.d_k)
@@ -181,23 +181,24 @@ def layer_norm(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return centred / sigma, sigma, LAYER_NORM_EPS / (var + LAYER_NORM_EPS)
 
 
-def simulate(settings: Settings) -> Snapshot:
+def simulate(settings: Settings) -> Draw:
     """Draw queries and keys for ``settings`` and compute the attention metrics."""
     s = settings
-    return _snapshot(s, *draw(s), products(s.seed, s.n_queries, s.n_keys, s.d_k), s.variance)
+    standard = products(s.seed, s.n_queries, s.n_keys, s.d_k)
+    return _attended(s, *queries_and_keys(s), standard, s.variance)
 
 
-def attend(settings: Settings, q: np.ndarray, k: np.ndarray) -> Snapshot:
+def attend(settings: Settings, q: np.ndarray, k: np.ndarray) -> Draw:
     """The attention metrics of given queries and keys under ``settings``' rule
     (its variance is not used: ``q`` and ``k`` are the vectors)."""
-    return _snapshot(settings, q, k, Products(q, k), 1.0)
+    return _attended(settings, q, k, Products(q, k), 1.0)
 
 
-def _snapshot(settings: Settings, q, k, standard: "Products", variance: float) -> Snapshot:
+def _attended(settings: Settings, q, k, standard: "Products", variance: float) -> Draw:
     """``settings``' rule applied to ``standard`` (a draw's ``Products``) at ``variance``."""
     s = settings
     rows = Rows(np.array([s.scale / s.temperature]), standard.at(variance, s.scaling))
-    return Snapshot(
+    return Draw(
         s,
         q,
         k,
@@ -210,7 +211,7 @@ def _snapshot(settings: Settings, q, k, standard: "Products", variance: float) -
     )
 
 
-# What the snapshot computes, as the page shows it.
+# What a draw computes, as the page shows it.
 SOFTMAX_TEX = r"p_{ij} = e^{z_{ij}} / \textstyle\sum_l e^{z_{il}},\quad z_{ij} = c\,q_i\cdot k_j/T"
 MAX_WEIGHT_TEX = r"\max_j p_{ij},\quad p = \mathrm{softmax}(z)"
 QUERY_GRAD_TEX = (
@@ -229,25 +230,25 @@ SWEEP_METRICS = (
 )
 
 
-def row_metrics(snap: Snapshot) -> dict[str, np.ndarray]:
+def row_metrics(draw: Draw) -> dict[str, np.ndarray]:
     """The per-row numbers the sweep summarises, keyed by ``SWEEP_METRICS``.
 
     ``normalized_entropy`` is ``entropy / ln(n_keys)``, and 0 for one key.
     """
-    n = snap.settings.n_keys
+    n = draw.settings.n_keys
     return {
-        "logit_std": snap.logits.std(axis=-1),
-        "max_weight": snap.max_weight,
-        "normalized_entropy": snap.entropy / math.log(n) if n > 1 else snap.entropy,
-        "jacobian_norm": snap.jacobian_norm,
-        "query_grad_norm": snap.query_grad_norm,
+        "logit_std": draw.logits.std(axis=-1),
+        "max_weight": draw.max_weight,
+        "normalized_entropy": draw.entropy / math.log(n) if n > 1 else draw.entropy,
+        "jacobian_norm": draw.jacobian_norm,
+        "query_grad_norm": draw.query_grad_norm,
     }
 
 
-def median_row(snap: Snapshot) -> int:
+def median_row(draw: Draw) -> int:
     """The query row whose largest weight is the median of the rows' (the lower one
     for an even count): the typical row, as the page shows it up close."""
-    return int(np.argsort(snap.max_weight, kind="stable")[(len(snap.max_weight) - 1) // 2])
+    return int(np.argsort(draw.max_weight, kind="stable")[(len(draw.max_weight) - 1) // 2])
 
 
 def saturated_share(max_weight: np.ndarray, axis=None):

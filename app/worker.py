@@ -108,9 +108,12 @@ def new_document(page: int, location: str | None) -> tuple[str, str, str]:
     # context, Panel would read its request, importing bokeh.server (a file more).
     _ = state.location
     doc._session_context = lambda: MockSessionContext(document=doc)
-    AttentionLab().servable(title=TITLE)
     if location is not None:
-        _apply_location(location)
+        _apply_location(location)  # first: the page is built at its link's scenario
+    lab = AttentionLab()
+    lab.servable(title=TITLE)
+    if location is not None:
+        lab.go_live()
     found = panel_pyodide._doc_json(doc, None)
     doc._session_context = None
     doc.hold()

@@ -194,7 +194,7 @@ def results_of(expected: Expected, runs_done: bool, rates_done: str | bool, twin
     the step from which it is chaotic."""
     s = Scenario(**{name: expected.scenario[name] for name in FIELDS})
     settings = s.settings()
-    snap = simulate(settings)
+    draw = simulate(settings)
     training, learning_rate = s.training()
     runs = trained(training, learning_rate) if runs_done else {}
     rates = None
@@ -212,10 +212,10 @@ def results_of(expected: Expected, runs_done: bool, rates_done: str | bool, twin
     return Results(
         settings,
         learning_rate,
-        snap,
+        draw,
         swept(settings),
         runs,
-        median_row(snap) if expected.row < 0 else expected.row,
+        median_row(draw) if expected.row < 0 else expected.row,
         rates,
         1.0 if rates_done else 0.0,
     )
@@ -331,7 +331,7 @@ def _figures(reading: dict, expected: Expected) -> list[str]:
     for section in expected.sections():
         if section == "stability":
             precision = reading["precision"]
-            if html.unescape(precision["text"]) != precision_html(results.snap.logits):
+            if html.unescape(precision["text"]) != precision_html(results.draw.logits):
                 problems.append("the stability table is not the draw's")
             continue
         data, visible = expected_sources(section, results, expected.shown, expected.views())

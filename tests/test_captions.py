@@ -129,19 +129,19 @@ def test_the_training_sweep_caption_says_what_the_runs_at_the_defaults_do(result
 
 def test_the_row_summaries_are_the_numbers_of_that_row():
     settings = Settings(d_k=512, variance=1.0, scaling="sqrt")
-    snap = simulate(settings)
-    unscaled = snap.q @ snap.k.T
+    draw = simulate(settings)
+    unscaled = draw.q @ draw.k.T
     row = 17
-    results = Results(settings, 2.0, snap, sweep(settings, POWERS), {}, row=row)
-    z, raw = np.sort(snap.logits[row]), np.sort(unscaled[row])
+    results = Results(settings, 2.0, draw, sweep(settings, POWERS), {}, row=row)
+    z, raw = np.sort(draw.logits[row]), np.sort(unscaled[row])
     e = np.exp(raw - raw[-1])
     assert summary("row_logits", results).text == (
-        f"Query 18 with rule ÷ √d_k: logits std {snap.logits[row].std():.3g}, the top one "
+        f"Query 18 with rule ÷ √d_k: logits std {draw.logits[row].std():.3g}, the top one "
         f"ahead of the next by {z[-1] - z[-2]:.3g}; unscaled std {unscaled[row].std():.3g}, "
         f"ahead by {raw[-1] - raw[-2]:.3g}."
     )
     assert summary("row_weights", results).text == (
-        f"Query 18 with rule ÷ √d_k: largest weight {snap.weights[row].max():.3g}; unscaled "
+        f"Query 18 with rule ÷ √d_k: largest weight {draw.weights[row].max():.3g}; unscaled "
         f"{1 / e.sum():.3g} (uniform: 0.0156)."
     )
 

@@ -289,7 +289,7 @@ def test_8_above_the_collapse_threshold_is_not_saturated():
         "rows are saturated"
     )
     results = results_of(DEFAULTS | {"d_k": 16, "scaling": "none"})
-    spread = float(np.median(results.snap.logits.std(axis=-1)))
+    spread = float(np.median(results.draw.logits.std(axis=-1)))
     assert spread > math.sqrt(2 * math.log(64)) and results.share < 0.05
 
     def holds(words: str) -> bool:
@@ -360,7 +360,7 @@ def test_12_standard_models_keep_the_factor_fixed():
 def test_15_no_claim_that_most_rows_get_no_gradient():
     old = "it spreads over orders of magnitude across rows (some huge, most near zero)"
     results = results_of(DEFAULTS | {"d_k": 512, "scaling": "none"})
-    grads = results.snap.query_grad_norm
+    grads = results.draw.query_grad_norm
     assert np.mean(grads < 0.01) < 0.5  # the 41% of rows below 0.01
 
     def holds(words: str) -> bool:

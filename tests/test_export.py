@@ -15,10 +15,10 @@ from app.training import training_sweep
 
 def test_the_csv_holds_every_curve_the_draw_and_the_training_runs_exactly():
     settings = Settings(d_k=16, variance=1.0, scaling="power", n_keys=8, n_queries=4)
-    curves, snap = sweep(settings, D_K_OPTIONS), simulate(settings)
+    curves, draw = sweep(settings, D_K_OPTIONS), simulate(settings)
     runs = training_sweep(settings, [2, 16])  # as while the page still trains
     rates = learning_rates(settings, steps=20)
-    text = scenario_csv("?d_k=16&scaling=power", curves, snap, runs, rates)
+    text = scenario_csv("?d_k=16&scaling=power", curves, draw, runs, rates)
     first, *lines = text.splitlines()
     assert first == "# Attention Scaling Lab, scenario ?d_k=16&scaling=power"
     rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
@@ -39,7 +39,7 @@ def test_the_csv_holds_every_curve_the_draw_and_the_training_runs_exactly():
             assert float(r["value"]) == curves[r["rule"]][r["quantity"]][i]
         elif r["section"] == "draw":
             i, j = int(r["query"]) - 1, int(r["key"]) - 1
-            array = {"score": snap.q @ snap.k.T, "logit": snap.logits, "weight": snap.weights}
+            array = {"score": draw.q @ draw.k.T, "logit": draw.logits, "weight": draw.weights}
             assert float(r["value"]) == array[r["quantity"]][i, j]
         elif r["section"] == "training":
             run = runs[16][r["rule"]]

@@ -515,7 +515,7 @@ def test_only_the_square_root_keeps_the_spread_and_the_power_rule_trends_as_it_s
 def test_a_max_subtracted_softmax_overflows_in_no_format():
     for i in (0, 1):
         _, e = numbers_of("numerical-stability", i)
-        z = e.snap.logits.astype(np.float16)
+        z = e.draw.logits.astype(np.float16)
         p = np.exp(z - z.max(axis=1, keepdims=True))
         assert np.all(np.isfinite(p / p.sum(axis=1, keepdims=True)))
     unscaled, _ = numbers_of("numerical-stability", 0)
@@ -526,12 +526,12 @@ def test_a_max_subtracted_softmax_overflows_in_no_format():
 def test_the_temperature_and_the_scale_are_one_knob():
     """The two steps show the same weights; and each the same as the rules it names."""
     first, second = (numbers_of("softmax-interaction", i)[1] for i in (0, 1))
-    np.testing.assert_allclose(first.snap.weights, second.snap.weights, rtol=1e-12)
+    np.testing.assert_allclose(first.draw.weights, second.draw.weights, rtol=1e-12)
     for e in (first, second):
         t = question("softmax-interaction").steps[0].numbers(e)["t_other"]
         rule = "sqrt" if e.settings.scaling == "none" else "none"
         other = simulate(replace(e.settings, scaling=rule, temperature=t))
-        np.testing.assert_allclose(other.weights, e.snap.weights, rtol=1e-12)
+        np.testing.assert_allclose(other.weights, e.draw.weights, rtol=1e-12)
 
 
 def test_the_temperature_question_does_not_set_its_answer_before_it_is_revealed():

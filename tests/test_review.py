@@ -89,7 +89,7 @@ def test_the_query_gradient_formula_is_the_one_plotted_under_qk_norm():
     assert r"\hat K\,P/\sigma_q" in tex and r"\hat q\hat q^\top/d_k" in tex
     d_k, c = 8, 1 / math.sqrt(8)
     settings = Settings(d_k=d_k, variance=2.0, scaling="qk_norm", n_queries=16, n_keys=16)
-    snap = simulate(settings)
+    draw = simulate(settings)
     rng = np.random.default_rng(settings.seed)
     q, k = rng.standard_normal((16, d_k)), rng.standard_normal((16, d_k))
     q, k = q * math.sqrt(2.0), k * math.sqrt(2.0)  # the draw: N(0, v) components
@@ -108,7 +108,7 @@ def test_the_query_gradient_formula_is_the_one_plotted_under_qk_norm():
         jacobian = np.diag(p) - np.outer(p, p)
         projection = np.eye(d_k) - 1 / d_k - np.outer(q_hat[i], q_hat[i]) / d_k
         grad = jacobian @ (c * k_hat) @ projection / sigma[i]
-        assert np.linalg.norm(grad) == pytest.approx(snap.query_grad_norm[i], rel=1e-9)
+        assert np.linalg.norm(grad) == pytest.approx(draw.query_grad_norm[i], rel=1e-9)
 
 
 # --- Saturation, spread ----------------------------------------------------------------------

@@ -65,8 +65,8 @@ def test_a_section_opened_after_a_move_shows_the_scenario_on_screen():
     saturation = lab._section("saturation").sources  # built now, never shown
     assert saturation["heatmap:weights"].data["image"] == []
     lab.scenario.section = "saturation"
-    assert np.shape(saturation["heatmap:weights"].data["image"][0]) == (lab._snap.weights.shape)
-    assert np.array_equal(saturation["heatmap:weights"].data["image"][0], lab._snap.weights)
+    assert np.shape(saturation["heatmap:weights"].data["image"][0]) == (lab._draw.weights.shape)
+    assert np.array_equal(saturation["heatmap:weights"].data["image"][0], lab._draw.weights)
 
 
 def test_a_section_built_late_hides_the_rules_hidden_before():

@@ -124,18 +124,18 @@ def test_metrics_match_first_principles(scaling, d_k, variance, temperature):
     No Monte Carlo here: both sides compute the same quantity, so the
     tolerance is float64 rounding amplified by at most the logits' size.
     """
-    snap = small_draw(scaling, d_k, variance, temperature, 5, 7, seed=11)
+    draw = small_draw(scaling, d_k, variance, temperature, 5, 7, seed=11)
     for i in range(5):
-        p = float_weights(snap.q[i], snap.k, scaling, temperature)
+        p = float_weights(draw.q[i], draw.k, scaling, temperature)
         jacobian = np.diag(p) - np.outer(p, p)
         f7 = (
             np.sum(p**2) - 2 * np.sum(p**3) + np.sum(p**2) ** 2
         )  # docs/theory.md: the Jacobian's norm
-        np.testing.assert_allclose(snap.weights[i], p, rtol=1e-12, atol=1e-15)
-        assert snap.max_weight[i] == pytest.approx(p.max(), rel=1e-12)
-        assert snap.entropy[i] == pytest.approx(-np.sum(p * np.log(p)), rel=1e-10)
-        assert snap.jacobian_norm[i] == pytest.approx(np.linalg.norm(jacobian), rel=1e-10)
-        assert snap.jacobian_norm[i] ** 2 == pytest.approx(f7, rel=1e-9)
+        np.testing.assert_allclose(draw.weights[i], p, rtol=1e-12, atol=1e-15)
+        assert draw.max_weight[i] == pytest.approx(p.max(), rel=1e-12)
+        assert draw.entropy[i] == pytest.approx(-np.sum(p * np.log(p)), rel=1e-10)
+        assert draw.jacobian_norm[i] == pytest.approx(np.linalg.norm(jacobian), rel=1e-10)
+        assert draw.jacobian_norm[i] ** 2 == pytest.approx(f7, rel=1e-9)
 
 
 @pytest.mark.parametrize("scaling", SCALING_RULES)
@@ -148,10 +148,10 @@ def test_query_gradient_matches_finite_differences(scaling, d_k, variance, tempe
     under qk_norm the gradient is ~1e-5 of the weights' scale and differences
     lose that much; the mpmath test below covers it.)
     """
-    snap = small_draw(scaling, d_k, variance, temperature, 4, 6, seed=5)
+    draw = small_draw(scaling, d_k, variance, temperature, 4, 6, seed=5)
     for i in range(4):
-        expected = finite_difference_grad_norm(snap.q[i], snap.k, scaling, temperature)
-        assert snap.query_grad_norm[i] == pytest.approx(expected, rel=1e-6)
+        expected = finite_difference_grad_norm(draw.q[i], draw.k, scaling, temperature)
+        assert draw.query_grad_norm[i] == pytest.approx(expected, rel=1e-6)
 
 
 DEEP = [  # (d_k, variance, temperature): from moderate to 1 - max weight far below 1e-16
@@ -171,14 +171,14 @@ def test_norms_keep_relative_accuracy_in_deep_saturation(scaling, d_k, variance,
     the draws reach beyond float64's epsilon, where the norm formula in
     float64 returns noise.
     """
-    snap = small_draw(scaling, d_k, variance, temperature, 4, 6, seed=3)
+    draw = small_draw(scaling, d_k, variance, temperature, 4, 6, seed=3)
     deepest = mpmath.mpf(1)
     for i in range(4):
-        ref = mp_row_metrics(snap.q[i], snap.k, scaling, temperature, dps=700)
+        ref = mp_row_metrics(draw.q[i], draw.k, scaling, temperature, dps=700)
         assert ref["one_minus_max"] > mpmath.mpf("1e-600")  # within the reference's reach
         deepest = min(deepest, ref["one_minus_max"])
         for name in ("jacobian_norm", "query_grad_norm", "entropy"):
-            assert getattr(snap, name)[i] == pytest.approx(float(ref[name]), rel=1e-6), name
+            assert getattr(draw, name)[i] == pytest.approx(float(ref[name]), rel=1e-6), name
     if scaling in {"none", "sqrt"} and d_k >= 16:
         assert deepest < 1e-20  # these cases really test the saturated regime
 
@@ -198,17 +198,17 @@ def test_jacobian_norm_edge_values_f7():
 
 def test_qk_norm_at_dimension_one_is_uniform_and_has_no_gradient():
     """A layer-normalised scalar is 0: logits vanish, weights are uniform."""
-    snap = simulate(Settings(d_k=1, variance=1.0, scaling="qk_norm", n_keys=16))
-    np.testing.assert_array_equal(snap.logits, 0.0)
-    np.testing.assert_allclose(snap.jacobian_norm, theory.uniform_jacobian_norm(16), rtol=1e-14)
-    np.testing.assert_array_equal(snap.query_grad_norm, 0.0)
+    draw = simulate(Settings(d_k=1, variance=1.0, scaling="qk_norm", n_keys=16))
+    np.testing.assert_array_equal(draw.logits, 0.0)
+    np.testing.assert_allclose(draw.jacobian_norm, theory.uniform_jacobian_norm(16), rtol=1e-14)
+    np.testing.assert_array_equal(draw.query_grad_norm, 0.0)
 
 
 def test_a_single_key_gets_all_the_weight():
-    snap = simulate(Settings(d_k=8, variance=1.0, scaling="none", n_keys=1))
-    np.testing.assert_array_equal(snap.weights, 1.0)
-    np.testing.assert_array_equal(snap.jacobian_norm, 0.0)
-    np.testing.assert_array_equal(snap.entropy, 0.0)
+    draw = simulate(Settings(d_k=8, variance=1.0, scaling="none", n_keys=1))
+    np.testing.assert_array_equal(draw.weights, 1.0)
+    np.testing.assert_array_equal(draw.jacobian_norm, 0.0)
+    np.testing.assert_array_equal(draw.entropy, 0.0)
 
 
 def test_collapse_threshold_f5():
@@ -226,14 +226,14 @@ def test_sweep_summarises_exactly_what_simulate_computes():
     for rule, columns in curves.items():
         np.testing.assert_array_equal(columns["d_k"], d_ks)
         for j, d_k in enumerate(d_ks):
-            snap = simulate(replace(settings, d_k=d_k, scaling=rule))
-            for name, values in row_metrics(snap).items():
+            draw = simulate(replace(settings, d_k=d_k, scaling=rule))
+            for name, values in row_metrics(draw).items():
                 p10, lo, mid, hi, p90 = np.quantile(values, [0.1, 0.25, 0.5, 0.75, 0.9])
                 assert columns[name][j] == mid
                 assert columns[name + "_lo"][j] == lo <= mid <= hi == columns[name + "_hi"][j]
                 assert columns[name + "_p10"][j] == p10 <= lo
                 assert columns[name + "_p90"][j] == p90 >= hi
-            assert columns["saturated_share"][j] == np.mean(snap.max_weight > 0.99)
+            assert columns["saturated_share"][j] == np.mean(draw.max_weight > 0.99)
 
 
 def test_a_sweep_factors_each_softmax_once(monkeypatch):
@@ -359,13 +359,13 @@ EXTREMES = [
 @pytest.mark.parametrize("extreme", EXTREMES)
 def test_extreme_settings_stay_finite_and_normalised(scaling, extreme):
     with np.errstate(**RAISE):
-        snap = simulate(Settings(scaling=scaling, **extreme))
+        draw = simulate(Settings(scaling=scaling, **extreme))
     for name in ("logits", "weights", "max_weight", "entropy", "jacobian_norm", "query_grad_norm"):
-        values = getattr(snap, name)
+        values = getattr(draw, name)
         assert np.all(np.isfinite(values)), name
         assert np.all(values >= 0) or name == "logits", name
-    np.testing.assert_allclose(snap.weights.sum(axis=1), 1.0, rtol=1e-12)
-    assert np.all(snap.max_weight <= 1.0)
+    np.testing.assert_allclose(draw.weights.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all(draw.max_weight <= 1.0)
 
 
 def test_sweep_at_the_extremes_stays_finite():

@@ -1201,22 +1201,22 @@ def test_one_query_up_close_shows_the_median_row_then_the_picked_one(offline, si
     console = Console(page)
     page.goto(site_url + "?d_k=512&scaling=sqrt&section=query")
     wait_until_ready(page)
-    snap = simulate(Settings(d_k=512, scaling="sqrt", seed=0, **DEFAULT))
-    unscaled = snap.q @ snap.k.T
-    rows = np.argsort(snap.weights.max(axis=1), kind="stable")  # by their largest weight
+    draw = simulate(Settings(d_k=512, scaling="sqrt", seed=0, **DEFAULT))
+    unscaled = draw.q @ draw.k.T
+    rows = np.argsort(draw.weights.max(axis=1), kind="stable")  # by their largest weight
     for row, label in ((int(rows[31]), None), (4, "5")):  # the lower median of 64, row 5
         if label:
             page.get_by_role("combobox", name="Query row").select_option(label=label)
-        top = float(snap.logits[row].max())
+        top = float(draw.logits[row].max())
         wait_for_source(page, "row_logits:scaled", f"(d) => Math.abs(d.y[0] / {top!r} - 1) < 1e-9")
         names = [f"{key}:{kind}" for key in ROW_FIGURES for kind in ("raw", "scaled")]
         shown = read_sources(page, names)
-        order = np.argsort(-snap.logits[row])
+        order = np.argsort(-draw.logits[row])
         e = np.exp(unscaled[row] - unscaled[row].max())
         expected = {
-            "row_logits:scaled": snap.logits[row][order],
+            "row_logits:scaled": draw.logits[row][order],
             "row_logits:raw": unscaled[row][order],
-            "row_weights:scaled": snap.weights[row][order],
+            "row_weights:scaled": draw.weights[row][order],
             "row_weights:raw": (e / e.sum())[order],
         }
         for name, values in expected.items():

@@ -224,7 +224,7 @@ def max_weights(settings, rules):
     differs by a few of its ulps (|z| reaches about 100 in those draws), and
     a weight as much relative: 1e-11 leaves a margin of 10 or more.
     """
-    q, k = simulation.draw(settings)
+    q, k = simulation.queries_and_keys(settings)
     dots = {"raw": q @ k.T}
     if "qk_norm" in rules:
         dots["qk_norm"] = simulation.layer_norm(q)[0] @ simulation.layer_norm(k)[0].T
@@ -340,8 +340,8 @@ def test_one_key_is_always_saturated():
         np.testing.assert_array_equal(
             theory.saturated_share(rule, [1, 2, 64, 4096], 1.0, 1.0, n_keys=1), 1.0
         )
-    snap = simulate(Settings(d_k=4, variance=1.0, scaling="linear", n_keys=1))
-    assert simulation.saturated_share(snap.max_weight) == 1.0
+    draw = simulate(Settings(d_k=4, variance=1.0, scaling="linear", n_keys=1))
+    assert simulation.saturated_share(draw.max_weight) == 1.0
     np.testing.assert_array_equal(theory.top_gap_exceedance([0.0, 1.0, 1e6], 1), 1.0)
 
 
@@ -350,8 +350,8 @@ def test_zero_spread_gives_uniform_rows():
     np.testing.assert_array_equal(theory.top_gap_exceedance([0.0], 64), 0.0)
     for n in [2, 64, 1024]:
         assert theory.saturated_share("qk_norm", 1, 1.0, 0.01, n_keys=n) == 0.0
-    snap = simulate(Settings(d_k=1, variance=1.0, scaling="qk_norm", temperature=0.01))
-    assert simulation.saturated_share(snap.max_weight) == 0.0
+    draw = simulate(Settings(d_k=1, variance=1.0, scaling="qk_norm", temperature=0.01))
+    assert simulation.saturated_share(draw.max_weight) == 0.0
 
 
 def test_qk_norm_is_left_out_where_the_gaussian_model_fails():

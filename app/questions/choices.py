@@ -31,7 +31,7 @@ def _stability(r):
     """The largest logit against exp's limits, the naive softmax's overflowing rows, and
     bfloat16's rounding of that logit: |z| = m 2^x (1/2 <= m < 1) is stored to within
     2^(x - 8) / 2, which changes a ratio of two weights by up to e^(2 * that)."""
-    largest = float(r.snap.logits.max())
+    largest = float(r.draw.logits.max())
     half_step = math.ldexp(1.0, math.frexp(abs(largest))[1] - BFLOAT16_BITS - 1) if largest else 0.0
     return (
         read.setting(r)
@@ -39,7 +39,7 @@ def _stability(r):
         | {f"limit_{name}": limit for name, limit in EXP_LIMITS.items()}
         | {
             f"overflow_{name}": share
-            for name, share in naive_overflow_shares(r.snap.logits).items()
+            for name, share in naive_overflow_shares(r.draw.logits).items()
         }
     )
 
@@ -63,11 +63,11 @@ def _one_knob(r):
     s = r.settings
     t_none, t_sqrt = s.temperature / s.scale, s.temperature / (s.scale * math.sqrt(s.d_k))
     if s.scaling == "none":
-        other = r.snap.q @ r.snap.k.T / (math.sqrt(s.d_k) * t_sqrt)
+        other = r.draw.q @ r.draw.k.T / (math.sqrt(s.d_k) * t_sqrt)
     else:
-        other = r.snap.q @ r.snap.k.T / t_none
+        other = r.draw.q @ r.draw.k.T / t_none
     t_other = t_sqrt if s.scaling == "none" else t_none
-    difference = float(np.abs(r.snap.weights - read.weights_of(other)).max())
+    difference = float(np.abs(r.draw.weights - read.weights_of(other)).max())
     low, high = TEMPERATURE_RANGE
     return (
         read.setting(r)
@@ -140,7 +140,7 @@ def _qk_norm(r):
     numbers = read.setting(r) | read.curve(r, ["qk_norm", "sqrt", "none"], ["spread"])
     return numbers | {
         "qk_norm_unscaled": numbers["qk_norm_spread"] * math.sqrt(d_k),
-        "qk_length": float(np.median(np.linalg.norm(layer_norm(r.snap.q)[0], axis=1))),
+        "qk_length": float(np.median(np.linalg.norm(layer_norm(r.draw.q)[0], axis=1))),
         "root": math.sqrt(d_k),
     }
 
@@ -198,7 +198,7 @@ def _temperature_instead(r):
     """c/T on screen against ÷ √d_k at T = 1, and the largest difference of their weights."""
     s = r.settings
     scaled = simulate(replace(s, scaling="sqrt", temperature=1.0))
-    difference = float(np.abs(r.snap.weights - scaled.weights).max())
+    difference = float(np.abs(r.draw.weights - scaled.weights).max())
     return (
         read.setting(r)
         | read.on_screen(r, ["spread", "saturated"])

@@ -172,7 +172,7 @@ def threshold(r: Results) -> float:
 
 def scores_std(r: Results) -> float:
     """Standard deviation of the unscaled scores q . k of the current draw."""
-    return float(np.std(r.snap.q @ r.snap.k.T))
+    return float(np.std(r.draw.q @ r.draw.k.T))
 
 
 def weights_of(logits: np.ndarray) -> np.ndarray:

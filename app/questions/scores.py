@@ -22,8 +22,8 @@ def _purpose_scores(r):
     return read.setting(r) | {
         "scores_std": read.scores_std(r),
         "raw_theory": math.sqrt(r.settings.d_k) * r.settings.variance,
-        "logits_std": float(np.std(r.snap.logits)),
-        "saturated": float(np.mean(r.snap.max_weight > SATURATION)),
+        "logits_std": float(np.std(r.draw.logits)),
+        "saturated": float(np.mean(r.draw.max_weight > SATURATION)),
     }
 
 
@@ -99,7 +99,7 @@ TYPICAL = Question("typical-d-k", (Step({"d_k": 64, "scaling": "none"}, "saturat
 def _query_row(r):
     """One query's logits (spread, top gap) and its weights, beside all rows' medians."""
     row = r.shown_row
-    z = r.snap.logits[row]
+    z = r.draw.logits[row]
     gap = float(np.diff(np.sort(z)[-2:])[0]) if z.size > 1 else 0.0
     n = r.settings.n_keys
     return (
@@ -107,12 +107,12 @@ def _query_row(r):
         | read.on_screen(r, ["spread", "max_weight", "entropy", "saturated"])
         | {
             "row": row + 1,
-            "row_is_median": row == median_row(r.snap),
+            "row_is_median": row == median_row(r.draw),
             "row_std": float(z.std()),
             "row_gap": gap,
             "row_decades": gap / math.log(10),
-            "row_max_weight": float(r.snap.max_weight[row]),
-            "row_entropy": float(r.snap.entropy[row] / math.log(n)) if n > 1 else 0.0,
+            "row_max_weight": float(r.draw.max_weight[row]),
+            "row_entropy": float(r.draw.entropy[row] / math.log(n)) if n > 1 else 0.0,
             "uniform": 1 / n,
         }
     )
@@ -132,16 +132,16 @@ SOFTMAX_OUTPUT = Question(
 
 def _components(r):
     """The shapes, and q_1 . k_1 through the scaling to its weight."""
-    s, snap = r.settings, r.snap
-    score = float(snap.q[0] @ snap.k[0])
+    s, draw = r.settings, r.draw
+    score = float(draw.q[0] @ draw.k[0])
     return read.setting(r) | {
         "scores_std": read.scores_std(r),
         "raw_theory": math.sqrt(s.d_k) * s.variance,
         "score": score,
         "root": math.sqrt(s.d_k),
         "scaled_score": score / math.sqrt(s.d_k),
-        "logit": float(snap.logits[0, 0]),
-        "weight": float(snap.weights[0, 0]),
+        "logit": float(draw.logits[0, 0]),
+        "weight": float(draw.weights[0, 0]),
     }
 
 

@@ -61,7 +61,7 @@ class SectionFigures:
     """A section's figures and the sources that feed them.
 
     Subclasses build their figures in ``__init__`` and say which parts of the
-    ``app.results.Results`` they plot in ``READS`` (``"curves"``, ``"snapshot"``, ``"row"``,
+    ``app.results.Results`` they plot in ``READS`` (``"curves"``, ``"draw"``, ``"row"``,
     ``"training"``); ``show(results, parts)`` calls ``show_<part>`` for each.
 
     Attributes

@@ -14,7 +14,7 @@ from app.sections.figures import CURVE_FIGURES, SectionFigures
 class Gradients(SectionFigures):
     """``jacobian`` and ``query_grad``."""
 
-    READS = frozenset({"curves", "snapshot"})
+    READS = frozenset({"curves", "draw"})
     TITLES: ClassVar[dict] = {key: CURVE_FIGURES[key][1] for key in ("jacobian", "query_grad")}
 
     def __init__(self, models):
@@ -31,7 +31,7 @@ class Gradients(SectionFigures):
         uniform = theory.uniform_jacobian_norm(results.settings.n_keys)
         self._show_threshold("jacobian:uniform", results.curves, uniform)
 
-    def show_snapshot(self, results):
+    def show_draw(self, results):
         """The stars at the current draw's medians."""
         self._show_marker("jacobian", results)
         self._show_marker("query_grad", results)

@@ -59,15 +59,15 @@ class QueryRow(SectionFigures):
 
     def show_row(self, results):
         """Query ``results.shown_row`` of the current draw, under the current rule and unscaled."""
-        snap, row = results.snap, results.shown_row
-        order = np.argsort(-snap.logits[row], kind="stable")
+        draw, row = results.draw, results.shown_row
+        order = np.argsort(-draw.logits[row], kind="stable")
         rank = np.arange(1, len(order) + 1)
         unscaled = results.unscaled[row]
         shown = {
-            "row_logits": {"raw": unscaled, "scaled": snap.logits[row]},
+            "row_logits": {"raw": unscaled, "scaled": draw.logits[row]},
             "row_weights": {
                 "raw": softmax.softmax_rows(unscaled[None]).weights[0],
-                "scaled": snap.weights[row],
+                "scaled": draw.weights[row],
             },
         }
         for key, kinds in shown.items():
@@ -79,4 +79,4 @@ class QueryRow(SectionFigures):
                     "key": order + 1,
                 }
         for bars in self._row_bars:
-            bars.glyph.fill_color = RULE_COLORS[snap.settings.scaling]
+            bars.glyph.fill_color = RULE_COLORS[draw.settings.scaling]

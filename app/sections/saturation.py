@@ -31,7 +31,7 @@ HEATMAP_TICKS_JS = asset("heatmap_ticks.js")  # the uniform weight 1/n labelled 
 class Saturation(SectionFigures):
     """``max_weight``, ``entropy``, ``saturated`` and ``heatmap``."""
 
-    READS = frozenset({"curves", "snapshot"})
+    READS = frozenset({"curves", "draw"})
     TITLES: ClassVar[dict] = {
         "max_weight": CURVE_FIGURES["max_weight"][1],
         "entropy": CURVE_FIGURES["entropy"][1],
@@ -120,18 +120,18 @@ class Saturation(SectionFigures):
             drawn = np.isfinite(share)  # not drawn where the Gaussian model does not hold
             self.sources[f"saturated:theory:{rule}"].data = {"d_k": d_k[drawn], "y": share[drawn]}
 
-    def show_snapshot(self, results):
+    def show_draw(self, results):
         """The current draw: its weights as a heatmap and the stars at its medians."""
         self._show_marker("max_weight", results)
         self._show_marker("entropy", results)
-        s, snap = results.settings, results.snap
+        s, draw = results.settings, results.draw
         self.sources["saturated:marker"].data = {
             "d_k": [s.d_k],
             "y": [results.share],
             "color": [RULE_COLORS[s.scaling]],
         }
-        n_q, n_k = snap.weights.shape
-        self.sources["heatmap:weights"].data = {"image": [snap.weights], "dw": [n_k], "dh": [n_q]}
+        n_q, n_k = draw.weights.shape
+        self.sources["heatmap:weights"].data = {"image": [draw.weights], "dw": [n_k], "dh": [n_q]}
         heatmap = self.figures["heatmap"]
         heatmap.x_range.end, heatmap.y_range.start = n_k, n_q
         if self._heatmap_labels.args["n"] != n_k:

@@ -27,7 +27,7 @@ HISTOGRAM_BINS = 40
 class Spread(SectionFigures):
     """``histogram`` and ``spread``."""
 
-    READS = frozenset({"curves", "snapshot"})
+    READS = frozenset({"curves", "draw"})
     TITLES: ClassVar[dict] = {
         "histogram": "Scores at the current setting",
         "spread": CURVE_FIGURES["spread"][1],
@@ -97,11 +97,11 @@ class Spread(SectionFigures):
             self.sources[f"spread:theory:{rule}"].data = for_log_axis({"d_k": d_k, "y": spread})
         self._show_threshold("spread:collapse", curves, theory.collapse_threshold(s.n_keys))
 
-    def show_snapshot(self, results):
+    def show_draw(self, results):
         """Both histograms on one axis that shows the scaled logits' shape; the star."""
         self._show_marker("spread", results)
-        s, snap = results.settings, results.snap
-        kinds = {"raw": (results.unscaled, "none"), "scaled": (snap.logits, s.scaling)}
+        s, draw = results.settings, results.draw
+        kinds = {"raw": (results.unscaled, "none"), "scaled": (draw.logits, s.scaling)}
         theory_spreads = {
             kind: float(theory.logit_std(rule, s.d_k, s.variance, s.temperature, s.alpha))
             for kind, (_, rule) in kinds.items()
@@ -131,7 +131,7 @@ class Spread(SectionFigures):
         note = {
             "std": measured["raw"],
             "ratio": measured["raw"] / max(measured["scaled"], 1e-12),
-            "every_logit_zero": not snap.logits.any(),
+            "every_logit_zero": not draw.logits.any(),
         }
         self._off_axis_note.text = "" if shared else text("page", "histogram note", numbers=note)
 

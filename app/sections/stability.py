@@ -16,7 +16,7 @@ from app.words import text, to_html
 class Stability:
     """The table, in ``pane``."""
 
-    READS = frozenset({"snapshot"})
+    READS = frozenset({"draw"})
     TITLES: ClassVar[dict] = {}
     figures: ClassVar[dict] = {}
 
@@ -24,8 +24,8 @@ class Stability:
         self.pane = pane
 
     def show(self, results, parts):
-        if "snapshot" in parts:
-            self.pane.object = precision_html(results.snap.logits)
+        if "draw" in parts:
+            self.pane.object = precision_html(results.draw.logits)
 
     def show_lecture(self, on: bool):
         """A table's type follows the page's (lecture mode sets it)."""
