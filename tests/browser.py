@@ -15,11 +15,14 @@ import time
 import urllib.request
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from io import BytesIO
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import numpy as np
 
 from app.captions import section_label, section_title
+from sitebuild.serve import SiteHandler
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 CHROMIUM_ARGS = [
@@ -112,6 +115,29 @@ def http_server(folder: Path, handler=SimpleHTTPRequestHandler, port: int = 0, h
     finally:
         server.shutdown()
         server.server_close()
+
+
+def watched_site_handler(script: str) -> type[SiteHandler]:
+    """The site's handler, serving the lab's page with ``script`` as the first thing in
+    its head: an observer in the page from its start, put in by the server, which every
+    engine's driver allows (WebKitGTK's WebDriver runs no script of its own before the
+    page's). Reloads and the service worker's copy get it too."""
+
+    class WatchedSiteHandler(SiteHandler):
+        def send_head(self):
+            if urlsplit(self.path).path not in ("/", "/index.html"):
+                return super().send_head()
+            page = (Path(self.directory) / "index.html").read_text()
+            charset = '<meta charset="utf-8">\n'
+            assert charset in page, "the lab's page has no charset where the build put it"
+            watched = page.replace(charset, f"{charset}<script>{script}</script>\n", 1).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(watched)))
+            self.end_headers()
+            return BytesIO(watched)
+
+    return WatchedSiteHandler
 
 
 # The hash of its content that the build puts in the name of each large file of the

@@ -39,9 +39,6 @@ PHONES = ("chromium", "firefox")
 # The engines that print a page to PDF (``Engine.pdf``): WebKitGTK's WebDriver has no
 # Print command ("Unknown command").
 PRINTS = ("chromium", "firefox")
-# The engines whose driver runs a script in every page (and frame) before the page's
-# own: WebDriver gives WebKit none.
-INIT_SCRIPTS = ("chromium", "firefox")
 PHONE = {"width": 390, "height": 664, "deviceScaleFactor": 3}
 
 # deep(selector): every element matching selector, in the document and every shadow root.
@@ -109,10 +106,6 @@ class Engine:
         finally:
             self._enter_frame(None)
 
-    def init_script(self, script: str):
-        """Run ``script`` in every page and frame loaded from now on, before the page's
-        own scripts. An engine in INIT_SCRIPTS only."""
-
     def _enter_frame(self, index: int | None):
         """Act in the ``index``-th iframe's page from now on; None: the page itself."""
 
@@ -176,9 +169,6 @@ class Chromium(Engine):
 
     def evaluate(self, expression):
         return self.target.evaluate(expression)
-
-    def init_script(self, script):
-        self.page.add_init_script(script)
 
     def _enter_frame(self, index):
         if index is None:
@@ -253,9 +243,6 @@ class Firefox(Engine):
 
     def evaluate(self, expression):
         return self._call("evaluate", expression=expression)
-
-    def init_script(self, script):
-        self._call("init", script=script)
 
     def _enter_frame(self, index):
         self._call("frame", index=index)

@@ -6,11 +6,10 @@ start beside test_course_page.py's Playwright.)
 """
 
 import pytest
-from browser import OTHER_SITE, READ_SOURCES_JS, free_port, http_server
+from browser import OTHER_SITE, READ_SOURCES_JS, free_port, http_server, watched_site_handler
 from engines import (
     D_K_HANDLE_JS,
     ENGINES,
-    INIT_SCRIPTS,
     PHONES,
     PRINTS,
     accessibility_violations,
@@ -19,7 +18,7 @@ from engines import (
 from test_course_page import SCHEMES, mkdocs_site
 from test_embed import FIRST_PAINT_JS, FIT_JS, FITTED_JS
 from test_print import PRINTED_FIGURES_JS
-from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, site_url  # noqa: F401 (fixture)
+from test_site import BOOT_TIMEOUT, COURSE_EMBEDS
 
 # The course page in every engine: at a desktop's 1280 px, its dark scheme (the embeds
 # the teacher set to dark); on a phone (the engines that can stand in for one), its
@@ -51,7 +50,7 @@ def wait_embed_live(engine, index: int) -> dict:
     ENGINE_CASES,
     ids=[f"{name}-{'phone' if phone else 'desktop'}" for name, phone, _ in ENGINE_CASES],
 )
-def test_the_course_page_in_every_engine(site_url, tmp_path, name, phone, scheme):
+def test_the_course_page_in_every_engine(site, tmp_path, name, phone, scheme):
     """In Chromium, Firefox and WebKit, and on a phone in those that can be one: each
     embed of the MkDocs course page on another site, scrolled to, goes live on the one
     Python the three share (every engine here partitions a frame's storage, and so
@@ -59,44 +58,48 @@ def test_the_course_page_in_every_engine(site_url, tmp_path, name, phone, scheme
     the embed says, no inner scrollbar, at most 20 px below it); axe-core finds nothing
     in it, in the scheme's theme. Printed to PDF (where the engine's driver prints),
     each shows a still of each of its figures. The reader moves d_k in the first; the
-    course page reloads; the embed comes back at the reader's d_k. Where the driver
-    runs a script before the page's own, no frame an embed draws before it is live
-    shows the prerendered page (another scenario) outside the placeholder."""
+    course page reloads; the embed comes back at the reader's d_k. No frame an embed
+    draws before it is live shows the prerendered page (another scenario) outside the
+    placeholder: the lab's server puts an observer first in its page (WebKit's driver
+    runs no script before the page's own)."""
     port = free_port()
     course_url = f"http://{OTHER_SITE}:{port}/"
-    mkdocs_site(tmp_path, site_url, course_url, scheme)
     theme = SCHEMES[scheme] or "light"
-    with (
-        http_server(tmp_path / "site", port=port, host=OTHER_SITE),
-        open_engine(name, phone) as engine,
-    ):
-        if name in INIT_SCRIPTS:
-            engine.init_script(FIRST_PAINT_JS)
-        engine.goto(course_url)
+    with http_server(site, watched_site_handler(FIRST_PAINT_JS)) as site_url:
+        mkdocs_site(tmp_path, site_url, course_url, scheme)
+        with (
+            http_server(tmp_path / "site", port=port, host=OTHER_SITE),
+            open_engine(name, phone) as engine,
+        ):
+            walk_the_course_page(engine, course_url, name, theme)
+
+
+def walk_the_course_page(engine, course_url, name, theme):
+    """The walk of test_the_course_page_in_every_engine, in the engine ``name``."""
+    engine.goto(course_url)
+    for index, views in enumerate(COURSE_EMBEDS.values()):
+        assert wait_embed_live(engine, index)["python"] == "shared"
+        with engine.frame(index):
+            paints = engine.evaluate("paints")
+            assert paints["uncovered"] == 0 and paints["drawnUncovered"] is False, paints
+            assert engine.evaluate("document.documentElement.dataset.labTheme") == theme
+            try:
+                engine.wait_for(f"({FITTED_JS})()")
+            except TimeoutError as error:
+                raise AssertionError(engine.evaluate(f"({FIT_JS})()")) from error
+            assert accessibility_violations(engine) == [], views
+        assert engine.wait_for(SETTLED_JS.format(index))["fits"], index
+    if name in PRINTS:
+        assert engine.pdf().startswith(b"%PDF")
         for index, views in enumerate(COURSE_EMBEDS.values()):
-            assert wait_embed_live(engine, index)["python"] == "shared"
             with engine.frame(index):
-                if name in INIT_SCRIPTS:
-                    paints = engine.evaluate("paints")
-                    assert paints["uncovered"] == 0 and paints["drawnUncovered"] is False, paints
-                assert engine.evaluate("document.documentElement.dataset.labTheme") == theme
-                try:
-                    engine.wait_for(f"({FITTED_JS})()")
-                except TimeoutError as error:
-                    raise AssertionError(engine.evaluate(f"({FIT_JS})()")) from error
-                assert accessibility_violations(engine) == [], views
-            assert engine.wait_for(SETTLED_JS.format(index))["fits"], index
-        if name in PRINTS:
-            assert engine.pdf().startswith(b"%PDF")
-            for index, views in enumerate(COURSE_EMBEDS.values()):
-                with engine.frame(index):
-                    assert engine.evaluate(f"({PRINTED_FIGURES_JS})()") == len(views), index
-        engine.evaluate("document.querySelectorAll('iframe')[0].scrollIntoView()")
-        with engine.frame(0):  # d_k = 512
-            engine.press(D_K_HANDLE_JS, "ArrowLeft")
-            engine.wait_for("location.search.includes('d_k=256&')")
-        engine.goto(course_url)
-        wait_embed_live(engine, 0)
-        with engine.frame(0):
-            assert engine.wait_for(f"{SPREAD_D_K_JS} === 256 && location.search")
-        assert engine.errors() == []
+                assert engine.evaluate(f"({PRINTED_FIGURES_JS})()") == len(views), index
+    engine.evaluate("document.querySelectorAll('iframe')[0].scrollIntoView()")
+    with engine.frame(0):  # d_k = 512
+        engine.press(D_K_HANDLE_JS, "ArrowLeft")
+        engine.wait_for("location.search.includes('d_k=256&')")
+    engine.goto(course_url)
+    wait_embed_live(engine, 0)
+    with engine.frame(0):
+        assert engine.wait_for(f"{SPREAD_D_K_JS} === 256 && location.search")
+    assert engine.errors() == []

@@ -3,8 +3,6 @@
 // One JSON command per line on stdin, one JSON answer per line on stdout:
 //   {"op": "goto", "url": ...}              -> {"ok": true}
 //   {"op": "evaluate", "expression": ...}   -> {"ok": true, "value": ...}
-//   {"op": "init", "script": ...}          (run in every page and frame loaded from now
-//                                            on, before the page's own scripts)
 //   {"op": "frame", "index": ...}          (evaluate and press act in the index-th
 //                                            iframe's page from now on; null: the page)
 //   {"op": "press", "expression": ..., "key": ...}   (the expression yields an element)
@@ -48,7 +46,6 @@ let target = page;  // the page, or one of its frames ("frame")
 const commands = {
   goto: async ({url}) => { target = page; await page.goto(url, {waitUntil: 'domcontentloaded'}); },
   evaluate: async ({expression}) => target.evaluate(expression),
-  init: async ({script}) => { await page.evaluateOnNewDocument(script); },
   frame: async ({index}) => {
     if (index === null) { target = page; return; }
     const iframe = (await page.$$('iframe'))[index];
