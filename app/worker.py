@@ -97,7 +97,8 @@ def new_document(page: int, location: str | None) -> tuple[str, str, str]:
 
     Built at the page's address, the document is sent with the link's scenario
     applied. What changes after (the background training) is held until the page
-    has rendered it and ``link_document`` is called.
+    has rendered it and ``link_document`` is called. A document that fails to build
+    is let go (its session ended) before the error is raised.
     """
     from app.page import TITLE, AttentionLab  # the app, once a second page asks
 
@@ -108,13 +109,17 @@ def new_document(page: int, location: str | None) -> tuple[str, str, str]:
     # context, Panel would read its request, importing bokeh.server (a file more).
     _ = state.location
     doc._session_context = lambda: MockSessionContext(document=doc)
-    if location is not None:
-        _apply_location(location)  # first: the page is built at its link's scenario
-    lab = AttentionLab()
-    lab.servable(title=TITLE)
-    if location is not None:
-        lab.go_live()
-    found = panel_pyodide._doc_json(doc, None)
+    try:
+        if location is not None:
+            _apply_location(location)  # first: the page is built at its link's scenario
+        lab = AttentionLab()
+        lab.servable(title=TITLE)
+        if location is not None:
+            lab.go_live()
+        found = panel_pyodide._doc_json(doc, None)
+    except BaseException:
+        close_document(page)
+        raise
     doc._session_context = None
     doc.hold()
     return found

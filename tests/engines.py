@@ -37,8 +37,9 @@ POLL = 0.1  # s between two evaluations of a condition
 # browser here. WebKitGTK has none of these: no phone in WebKit.
 PHONES = ("chromium", "firefox")
 # The engines that print a page to PDF (``Engine.pdf``): WebKitGTK's WebDriver has no
-# Print command ("Unknown command").
+# Print command ("Unknown command"); WebKit prints by ``print_in_webkit``.
 PRINTS = ("chromium", "firefox")
+WEBKIT_PRINT = Path(__file__).parent / "drivers" / "webkit_print.py"
 PHONE = {"width": 390, "height": 664, "deviceScaleFactor": 3}
 
 # deep(selector): every element matching selector, in the document and every shadow root.
@@ -382,6 +383,34 @@ class WebKit(Engine):
 def _selenium_key(key: str) -> str:
     """Selenium's name of a Playwright key name: ArrowRight -> ARROW_RIGHT."""
     return "".join(f"_{c}" if c.isupper() and i else c for i, c in enumerate(key)).upper()
+
+
+# Each embed's state, as a course page of tests/fixtures/course_page.html heard it
+# ("fitting" until its frame is as high as it said its content is).
+EMBED_STATES_JS = """JSON.stringify(embedStates().map((said, index) => said && (Math.abs(
+  document.querySelectorAll('iframe')[index].getBoundingClientRect().height - said.height) <= 1
+  ? said.state : 'fitting')))"""
+
+
+def print_in_webkit(
+    url: str, embeds: int, pdf: Path, states_js: str = EMBED_STATES_JS, timeout: float = 120.0
+) -> list:
+    """Print the course page at ``url`` to ``pdf`` in WebKitGTK, once each of its
+    ``embeds`` embeds, scrolled to in turn, said it is ready (``states_js``: the JSON
+    of each one's state, as the course page heard it, once its frame fits it); return
+    what each said. WebKitGTK
+    itself, through GObject introspection (tests/drivers/webkit_print.py): its
+    WebDriver does not print."""
+    command = ["xvfb-run", "-a", "/usr/bin/python3", str(WEBKIT_PRINT), url, str(pdf)]
+    run = subprocess.run(
+        [*command, str(embeds), str(timeout), states_js],
+        capture_output=True,
+        text=True,
+        timeout=timeout + 60,
+    )
+    outcome = json.loads(run.stdout.strip().splitlines()[-1]) if run.stdout.strip() else {}
+    assert run.returncode == 0, (outcome, run.stderr[-2000:])
+    return outcome["states"]
 
 
 @contextlib.contextmanager

@@ -14,10 +14,11 @@ from engines import (
     PRINTS,
     accessibility_violations,
     open_engine,
+    print_in_webkit,
 )
 from test_course_page import SCHEMES, mkdocs_site
 from test_embed import FIRST_PAINT_JS, FIT_JS, FITTED_JS
-from test_print import PRINTED_FIGURES_JS
+from test_print import PRINTED_FIGURES_JS, assert_printed_pdf
 from test_site import BOOT_TIMEOUT, COURSE_EMBEDS
 
 # The course page in every engine: at a desktop's 1280 px, its dark scheme (the embeds
@@ -34,6 +35,20 @@ HEARD_JS = """((index) => {{ const said = heard[index];
     fits: Math.abs(frame.getBoundingClientRect().height - said.height) <= 1}}; }})({})"""
 SETTLED_JS = "((said) => said && said.state !== 'loading' && said)(" + HEARD_JS + ")"
 SPREAD_D_K_JS = f"({READ_SOURCES_JS})(['spread:marker'])['spread:marker']?.d_k[0]"
+# What the course page heard each embed say of its state, once its frame fits it, as
+# JSON (for WebKit's print).
+HEARD_STATES_JS = (
+    "JSON.stringify([0, 1, 2].map((index) => { const said = "
+    + HEARD_JS.format("index")
+    + "; return said && (said.fits ? said.state : 'fitting'); }))"
+)
+# What each embed prints: its figures, and its scenario's words.
+COURSE_PRINTS = {
+    link: (len(views), [words])
+    for (link, views), words in zip(
+        COURSE_EMBEDS.items(), ["d_k = 512", "scaling none", "seed 3"], strict=True
+    )
+}
 
 
 def wait_embed_live(engine, index: int) -> dict:
@@ -56,12 +71,12 @@ def test_the_course_page_in_every_engine(site, tmp_path, name, phone, scheme):
     Python the three share (every engine here partitions a frame's storage, and so
     grants the shared worker) and says so; its frame follows its content (as high as
     the embed says, no inner scrollbar, at most 20 px below it); axe-core finds nothing
-    in it, in the scheme's theme. Printed to PDF (where the engine's driver prints),
-    each shows a still of each of its figures. The reader moves d_k in the first; the
-    course page reloads; the embed comes back at the reader's d_k. No frame an embed
-    draws before it is live shows the prerendered page (another scenario) outside the
-    placeholder: the lab's server puts an observer first in its page (WebKit's driver
-    runs no script before the page's own)."""
+    in it, in the scheme's theme. Printed to PDF (WebKit by a WebKitGTK of its own: its
+    driver does not print), each shows its scenario in words and each of its figures.
+    The reader moves d_k in the first; the course page reloads; the embed comes back
+    at the reader's d_k. No frame an embed draws before it is live shows the
+    prerendered page (another scenario) outside the placeholder: the lab's server puts
+    an observer first in its page (WebKit's driver runs no script before the page's)."""
     port = free_port()
     course_url = f"http://{OTHER_SITE}:{port}/"
     theme = SCHEMES[scheme] or "light"
@@ -71,10 +86,10 @@ def test_the_course_page_in_every_engine(site, tmp_path, name, phone, scheme):
             http_server(tmp_path / "site", port=port, host=OTHER_SITE),
             open_engine(name, phone) as engine,
         ):
-            walk_the_course_page(engine, course_url, name, theme)
+            walk_the_course_page(engine, course_url, name, theme, tmp_path)
 
 
-def walk_the_course_page(engine, course_url, name, theme):
+def walk_the_course_page(engine, course_url, name, theme, folder):
     """The walk of test_the_course_page_in_every_engine, in the engine ``name``."""
     engine.goto(course_url)
     for index, views in enumerate(COURSE_EMBEDS.values()):
@@ -89,11 +104,18 @@ def walk_the_course_page(engine, course_url, name, theme):
                 raise AssertionError(engine.evaluate(f"({FIT_JS})()")) from error
             assert accessibility_violations(engine) == [], views
         assert engine.wait_for(SETTLED_JS.format(index))["fits"], index
+    pdf = folder / "printed.pdf"
     if name in PRINTS:
-        assert engine.pdf().startswith(b"%PDF")
+        pdf.write_bytes(engine.pdf())
         for index, views in enumerate(COURSE_EMBEDS.values()):
             with engine.frame(index):
                 assert engine.evaluate(f"({PRINTED_FIGURES_JS})()") == len(views), index
+    else:  # WebKit, in a WebKitGTK of its own, which prints
+        states = print_in_webkit(course_url, len(COURSE_EMBEDS), pdf, HEARD_STATES_JS)
+        assert states == ["ready"] * len(COURSE_EMBEDS), states
+    # (Chromium prints the embeds that loaded off the screen without their words:
+    # test_print.test_an_embed_loaded_off_screen_prints_its_words_in_chromium.)
+    assert_printed_pdf(pdf, folder, COURSE_PRINTS, words=name != "chromium")
     engine.evaluate("document.querySelectorAll('iframe')[0].scrollIntoView()")
     with engine.frame(0):  # d_k = 512
         engine.press(D_K_HANDLE_JS, "ArrowLeft")

@@ -5,6 +5,7 @@ course pages listen: the README's three lines on a plain page, Canvas's
 site, each embed goes live whether the browser lets it share one Python or not.
 """
 
+import json
 import re
 from pathlib import Path
 
@@ -336,6 +337,26 @@ BROKEN_SECOND_EMBED_JS = """(() => {
 })()"""
 
 
+def shared_python(browser, expression: str):
+    """The value of the JavaScript ``expression`` in the browser's one shared worker
+    (the embeds' shared Python, ``self.pyodide``), read through Chromium's DevTools
+    protocol: nothing the pages can reach."""
+    cdp = browser.new_browser_cdp_session()
+    targets = cdp.send("Target.getTargets")["targetInfos"]
+    (worker,) = [target for target in targets if target["type"] == "shared_worker"]
+    attached = cdp.send("Target.attachToTarget", {"targetId": worker["targetId"]})
+    answers = []
+    cdp.on("Target.receivedMessageFromTarget", lambda e: answers.append(json.loads(e["message"])))
+    asked = {"expression": expression, "returnByValue": True}
+    message = json.dumps({"id": 1, "method": "Runtime.evaluate", "params": asked})
+    cdp.send("Target.sendMessageToTarget", {"sessionId": attached["sessionId"], "message": message})
+    while not any(answer.get("id") == 1 for answer in answers):
+        cdp.send("Target.getTargets")  # a round trip, in which the answer's event comes
+    (answer,) = [answer for answer in answers if answer.get("id") == 1]
+    cdp.detach()
+    return answer["result"]["result"]["value"]
+
+
 def test_an_embed_whose_document_fails_does_not_hold_up_the_next(offline, site, tmp_path):
     """Three embeds share one Python on a course page on another site; the second's
     document fails to build in Python. That embed says it failed, and the third goes
@@ -343,7 +364,8 @@ def test_an_embed_whose_document_fails_does_not_hold_up_the_next(offline, site, 
     page waiting after it: the third embed said "loading" for good.) The lab has a
     server of its own here: the failure's traceback reads source files that no working
     session reads, which site_url's server would count against the session's pack
-    (test_site.reads_only_its_pack) in the next test of the site."""
+    (test_site.reads_only_its_pack) in the next test of the site. And the shared Python
+    keeps no document of the failed page (it kept its half-built one)."""
     links = list(COURSE_EMBEDS)
     with http_server(site, SiteHandler) as lab_url:
         folder = course_page(tmp_path, lab_url, "readme", links).parent
@@ -365,6 +387,10 @@ def test_an_embed_whose_document_fails_does_not_hold_up_the_next(offline, site, 
             assert third.evaluate(STATUS_READY_JS), third.evaluate(f"{STATUS_BAR}.textContent")
             told = page.evaluate("embedStates().map((s) => [s.state, s.python])")
             assert told == [["ready", "shared"], ["failed", "shared"], ["ready", "shared"]]
+            # The shared Python holds the documents of the two pages that have one: the
+            # failed page's half-built one is let go.
+            held = "self.pyodide.runPython('from app import worker; len(worker._documents)')"
+            assert shared_python(browser, held) == 2
             browser.close()
 
 

@@ -4,11 +4,13 @@
 // at another width: the figure was cut. Before printing, a still of each figure on
 // screen (every layer, as its save tool draws it) takes its canvas's place, as wide as
 // on screen or, where the page is narrower, scaled to its width; after printing the
-// stills go.
+// stills go. A figure's box is not broken across two sheets (where a frame around the
+// page is taller than its sheet, the browser cuts the frame).
 if (!window.labPrintFigures) {
   window.labPrintFigures = true;
   const css = `@media print {
-  :host { display: block !important; width: 100% !important; height: auto !important; }
+  :host { display: block !important; width: 100% !important; height: auto !important;
+          break-inside: avoid; }
   :host > .bk-Canvas { display: none !important; }
   .lab-print { display: block !important; max-width: 100%; height: auto; }
 }
@@ -21,7 +23,10 @@ if (!window.labPrintFigures) {
       for (const model of doc.all_models) {
         const view = model instanceof Plot ? window.Bokeh.index.find_one(model) : null;
         if (view == null || !view.el.isConnected || view.el.offsetParent === null) continue;
-        const still = view.export('png', true).canvas;
+        // (an image, not the canvas drawn: WebKit prints a canvas made for the print black)
+        const still = new Image();
+        still.src = view.export('png', true).canvas.toDataURL('image/png');
+        still.alt = '';  // the figure's own words say what it shows
         still.className = 'lab-print';
         still.style.width = `${view.el.offsetWidth}px`;  // its width on screen, at most the page's
         const style = document.createElement('style');
