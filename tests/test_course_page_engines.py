@@ -113,9 +113,7 @@ def walk_the_course_page(engine, course_url, name, theme, folder):
     else:  # WebKit, in a WebKitGTK of its own, which prints
         states = print_in_webkit(course_url, len(COURSE_EMBEDS), pdf, HEARD_STATES_JS)
         assert states == ["ready"] * len(COURSE_EMBEDS), states
-    # (Chromium prints the embeds that loaded off the screen without their words:
-    # test_print.test_an_embed_loaded_off_screen_prints_its_words_in_chromium.)
-    assert_printed_pdf(pdf, folder, COURSE_PRINTS, words=name != "chromium")
+    assert_printed_pdf(pdf, folder, COURSE_PRINTS)
     engine.evaluate("document.querySelectorAll('iframe')[0].scrollIntoView()")
     with engine.frame(0):  # d_k = 512
         engine.press(D_K_HANDLE_JS, "ArrowLeft")

@@ -16,7 +16,16 @@ if (!window.labPrintFigures) {
 }
 .lab-print { display: none; }`;
   const stills = [];
+  // Panel shows a text pane in the animation frame after its stylesheets load, and a
+  // page off the screen draws no frames: an embed printed before it was ever on the
+  // screen printed no words. They are shown now, as that frame would show them.
+  const showText = () => {
+    for (const view of window.Bokeh.index.all_views()) {
+      if (view.container?.style?.visibility === 'hidden') view.style_redraw?.();
+    }
+  };
   const print = () => {
+    showText();
     if (stills.length > 0) return;  // already (the print event, then the media's change)
     const Plot = window.Bokeh.Models.get('Plot');
     for (const doc of window.Bokeh.documents) {
