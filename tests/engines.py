@@ -398,9 +398,8 @@ def print_in_webkit(
     """Print the course page at ``url`` to ``pdf`` in WebKitGTK, once each of its
     ``embeds`` embeds, scrolled to in turn, said it is ready (``states_js``: the JSON
     of each one's state, as the course page heard it, once its frame fits it); return
-    what each said. WebKitGTK
-    itself, through GObject introspection (tests/drivers/webkit_print.py): its
-    WebDriver does not print."""
+    what each said. WebKitGTK itself, through GObject introspection
+    (tests/drivers/webkit_print.py): its WebDriver does not print."""
     command = ["xvfb-run", "-a", "/usr/bin/python3", str(WEBKIT_PRINT), url, str(pdf)]
     run = subprocess.run(
         [*command, str(embeds), str(timeout), states_js],

@@ -38,7 +38,7 @@ SPREAD_D_K_JS = f"({READ_SOURCES_JS})(['spread:marker'])['spread:marker']?.d_k[0
 # What the course page heard each embed say of its state, once its frame fits it, as
 # JSON (for WebKit's print).
 HEARD_STATES_JS = (
-    "JSON.stringify([0, 1, 2].map((index) => { const said = "
+    "JSON.stringify([...document.querySelectorAll('iframe')].map((_, index) => { const said = "
     + HEARD_JS.format("index")
     + "; return said && (said.fits ? said.state : 'fitting'); }))"
 )

@@ -144,6 +144,15 @@ def test_a_course_page_prints_each_embed_in_webkit(site, tmp_path):
     assert_printed_pdf(pdf, tmp_path)
 
 
+def assert_printed_words(pdf: Path, embeds: dict = PRINTED_EMBEDS):
+    """The PDF of a course page of ``embeds`` ({link: (figures, words)}) holds each
+    embed's scenario in words."""
+    text = subprocess.run(["pdftotext", pdf, "-"], capture_output=True, text=True, check=True)
+    for _, words in embeds.values():
+        for word in words:
+            assert word in text.stdout, (word, text.stdout)
+
+
 def assert_printed_pdf(pdf: Path, folder: Path, embeds: dict = PRINTED_EMBEDS):
     """The PDF of a course page of ``embeds`` ({link: (figures, words)}) holds each
     embed's scenario in words and each of its figures as an
@@ -151,10 +160,7 @@ def assert_printed_pdf(pdf: Path, folder: Path, embeds: dict = PRINTED_EMBEDS):
     ``folder`` takes its images. (A figure may lie across two sheets: a frame taller
     than the sheet is cut where the sheet ends, WebKit keeping one image on both and
     Firefox making it two.)"""
-    text = subprocess.run(["pdftotext", pdf, "-"], capture_output=True, text=True, check=True)
-    for _, words in embeds.values():
-        for word in words:
-            assert word in text.stdout, text.stdout
+    assert_printed_words(pdf, embeds)
     listed = subprocess.run(["pdfimages", "-list", pdf], capture_output=True, text=True, check=True)
     images = [line.split() for line in listed.stdout.splitlines()[2:]]
     drawn = {}  # each image's number in the list, by its object (not its alpha, "smask")
@@ -183,7 +189,4 @@ def test_an_embed_never_on_the_screen_prints_its_words(offline, site_url, tmp_pa
         assert not second.evaluate(IN_VIEW_JS)
         pdf = tmp_path / "printed.pdf"
         pdf.write_bytes(page.pdf(format="A4"))
-    text = subprocess.run(["pdftotext", pdf, "-"], capture_output=True, text=True, check=True)
-    for _, words in PRINTED_EMBEDS.values():
-        for word in words:
-            assert word in text.stdout, word
+    assert_printed_words(pdf)

@@ -3,6 +3,7 @@ type, status, course-page message and page event, found in the code that sends i
 (static/, app/, and the templates of Panel's converter the runtime builds on)."""
 
 import re
+from functools import cache
 from pathlib import Path
 
 import panel
@@ -31,6 +32,7 @@ SENT = {
 }
 
 
+@cache
 def sent() -> dict[str, set[str]]:
     """Each name the code sends, and the files that send it."""
     found = {}
@@ -42,6 +44,7 @@ def sent() -> dict[str, set[str]]:
     return found
 
 
+@cache
 def documented() -> set[str]:
     """Every name written in code marks in PROTOCOL.md (`x`; a status `Unpacking …`
     or `Starting … (…)` is documented as its words before what is filled in)."""

@@ -2,12 +2,13 @@
 
 WebKitGTK's WebDriver has no Print command, so this drives WebKitGTK itself, through
 GObject introspection (Debian's gir1.2-webkit2-4.1 and python3-gi: run it with the
-system's Python, under xvfb-run). It opens the course page (one of
-tests/fixtures/course_page.html's, whose ``embedStates()`` tells what each embed said
-of itself), scrolls to each embed in turn and waits until it says it is ready, then
-prints the page as WebKit prints it (no dialog) and says what each embed said, as JSON.
+system's Python, under xvfb-run). It opens the course page, scrolls to each embed in
+turn and waits until it says it is ready (STATES_JS, an expression of the course page:
+the JSON of each embed's state, as the page heard it), then prints the page as WebKit
+prints it (no dialog) and says what each embed said, as JSON, on its last line.
 
-    xvfb-run -a /usr/bin/python3 tests/drivers/webkit_print.py URL OUT.pdf EMBEDS TIMEOUT_S
+    xvfb-run -a /usr/bin/python3 tests/drivers/webkit_print.py URL OUT.pdf EMBEDS \
+        TIMEOUT_S STATES_JS
 """
 
 import json
@@ -25,7 +26,6 @@ POLL_MS = 100
 def main(url: str, out: str, embeds: int, timeout_s: float, states_js: str) -> int:
     window = Gtk.OffscreenWindow()
     view = WebKit2.WebView(is_ephemeral=True)  # a fresh profile, kept in memory
-    view.get_settings().set_enable_write_console_messages_to_stdout(True)
     view.set_size_request(1280, 900)
     window.add(view)
     window.show_all()
@@ -58,7 +58,7 @@ def main(url: str, out: str, embeds: int, timeout_s: float, states_js: str) -> i
             outcome["states"] = json.loads(states) if states else None
             if outcome["states"] and outcome["states"][index] in ("ready", "busy", "failed"):
                 return wait_for(index + 1)
-            GLib.timeout_add(POLL_MS, lambda: poll(index) and False)
+            GLib.timeout_add(POLL_MS, lambda: poll(index))  # (None: once)
 
         evaluate(states_js, read)
 
