@@ -76,10 +76,25 @@ def launch(playwright, args=()):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *args])
 
 
+# The ports free_port has handed out in this process. A site is served on a port no
+# other site was: a browser kept across tests (an engine's session, a module's context)
+# keeps what one site's origin gave it (its HTTP cache, its service worker), and would
+# answer another site's requests on that port with it. (The system picks a free port at
+# random and, now and then, one an earlier test's server had: WebKit then went live on
+# the earlier site's Pyodide in the test of a missing Pyodide.)
+HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port of this machine that no site of this process was served on."""
+    with contextlib.ExitStack() as held:  # the ports seen before, held until one is new
+        while True:
+            probe = held.enter_context(socket.socket())
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+            if port not in HANDED_OUT:
+                HANDED_OUT.add(port)
+                return port
 
 
 def wait_for_http(url: str, timeout: float = 60.0):
@@ -106,9 +121,9 @@ class QuietServer(ThreadingHTTPServer):
 
 @contextlib.contextmanager
 def http_server(folder: Path, handler=SimpleHTTPRequestHandler, port: int = 0, host=LOCAL):
-    """Serve ``folder`` on ``port`` (a free one by default) of ``host`` from a thread;
-    yields the root URL."""
-    server = QuietServer((host, port), partial(handler, directory=str(folder)))
+    """Serve ``folder`` on ``port`` (by default a free one no other site was served on:
+    free_port) of ``host`` from a thread; yields the root URL."""
+    server = QuietServer((host, port or free_port()), partial(handler, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://{host}:{server.server_address[1]}/"
