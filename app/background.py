@@ -25,7 +25,7 @@ from app.options import D_K_OPTIONS
 from app.rates import check_steps, rates_steps
 from app.simulation import Settings
 from app.sweep import sweep
-from app.training import to_end, training_steps, training_sweep
+from app.training import TrainingConfig, to_end, training_steps, training_sweep
 
 # How often (s) the page shows how far the learning-rate sweep has got.
 PROGRESS_EVERY = 0.5
@@ -53,11 +53,16 @@ def swept(settings: Settings) -> dict:
     return sweep(settings, D_K_OPTIONS)
 
 
+def page_training(learning_rate: float) -> TrainingConfig:
+    """How the page trains, at the slider's η: with twins, to tell the chaotic runs."""
+    return TrainingConfig(learning_rate=learning_rate, twins=True)
+
+
 @_shared(maxsize=8)
 def trained(settings: Settings, learning_rate: float) -> dict:
-    """``training_sweep`` at every d_k on the slider, with twins to tell the chaotic runs
-    (about 0.8 s in CPython)."""
-    return training_sweep(settings, D_K_OPTIONS, learning_rate=learning_rate, twins=True)
+    """``training_sweep`` at every d_k on the slider, as the page trains (about 0.8 s in
+    CPython)."""
+    return training_sweep(settings, D_K_OPTIONS, page_training(learning_rate))
 
 
 @_shared(maxsize=8)
@@ -89,11 +94,12 @@ async def train_in_groups(
         await asyncio.sleep(0)  # the page's own changes go first
         if not wanted():
             return  # the scenario changed: its own training is under way
+        training = page_training(learning_rate)
         if in_browser():  # no threads: let a move in between the steps
-            steps = training_steps(settings, group, learning_rate=learning_rate, twins=True)
+            steps = training_steps(settings, group, training)
             runs = await _between_steps(steps, lambda: not wanted())
         else:  # a server's event loop serves every session: keep it free meanwhile
-            train = partial(training_sweep, settings, group, learning_rate=learning_rate)
+            train = partial(training_sweep, settings, group, training)
             runs = await asyncio.get_running_loop().run_in_executor(None, train)
         if not wanted():
             return
@@ -221,8 +227,8 @@ class Training:
     def later(self):
         """Train for the current scenario unless that is done or under way, then sweep its
         learning rates; until then the training views say so. Runs in the background,
-        a group of d_k at a time. Both kinds of view are shown anew either way: they
-        draw the current rule and d_k (the curves against η are the rule's)."""
+        a group of d_k at a time (the page shows the views anew: they draw the current
+        rule and d_k either way)."""
         wanted = self.scenario.training()
         train = wanted != self._for
         if train:
@@ -234,7 +240,6 @@ class Training:
         if train or sweep:
             training, rates = (wanted if train else None), (settings if sweep else None)
             _schedule(partial(self._catch_up, training, rates))
-        self._show("training", "rates")  # in one go: the words once (a drag)
 
     async def _catch_up(self, training, rates):
         """Train for ``training`` (settings, learning rate), then sweep the learning rates

@@ -186,6 +186,7 @@ class AttentionLab(pn.viewable.Viewer):
         if self.state.text == "live":
             return
         self.training.later()  # done already, unless Python started from scratch
+        self._show_training("training", "rates")
         for widget in self._until_live:
             widget.disabled = False
         if self.theme.marker.document is not None:  # the page has it (not yet under serve)
@@ -201,6 +202,9 @@ class AttentionLab(pn.viewable.Viewer):
             if changed - {"learning_rate"}:
                 self._update(curves=bool(changed - {"d_k", "scaling", "learning_rate"}))
             self.training.later()
+            # The training's views draw the current rule and d_k, whatever the training
+            # does; then the words and the answer, once (a drag shows them once a move).
+            self._show_training("training", "rates")
         self.address.write()
 
     # --- computing -----------------------------------------------------------------------
@@ -297,10 +301,10 @@ class AttentionLab(pn.viewable.Viewer):
     # --- training ------------------------------------------------------------------------
 
     def _show_training(self, *parts: str):
-        """What of the training changed (``app.background.Training``), then the words
-        once: ``"training"``, the runs at the current d_k (once computed) and the sweep
-        (once complete); ``"rates"``, the learning-rate sweep (once done) or how far
-        it has got."""
+        """What of the training changed (``app.background.Training``, or a move), then
+        the words and the answer once: ``"training"``, the runs at the current d_k
+        (once computed) and the sweep (once complete); ``"rates"``, the learning-rate
+        sweep (once done) or how far it has got."""
         self._new_results()  # the runs (or the learning rate) changed
         self._refresh(*parts)
         self.training_state.text = "trained" if self.training.complete else "training"

@@ -49,7 +49,7 @@ DEFAULT_D_MODEL = 16
 # The page trains on at most this many tokens: each step costs n^2 per rule and d_k,
 # and at 64 the runs at every d_k take about 2.2 s in a browser.
 PAGE_TOKENS = 64
-# Inclusive bounds of train's arguments (÷ d_k's largest stable η grows as d_k: 5e5 at
+# Inclusive bounds of a TrainingConfig's numbers (÷ d_k's largest stable η grows as d_k: 5e5 at
 # d_k = 2^16, app.rates).
 BOUNDS = {"steps": (1, 5000), "learning_rate": (1e-4, 1e7), "d_model": (1, 256)}
 # A twin run starts from W_Q nudged by this much (W_Q -> (I + NUDGE E) W_Q, E a fixed
@@ -64,6 +64,54 @@ CHAOS_RTOL = 1e-4
 TRAINING_LOSS_TEX = r"L = \tfrac{1}{2n}\textstyle\sum_i \|p_i - e_i\|^2"
 GRADIENT_STEP_TEX = r"W \leftarrow W - \eta\, \partial L/\partial W"
 ACCURACY_TEX = r"\tfrac{1}{n}\,\#\{i : \arg\max_j p_{ij} = i\}"
+
+
+def checked(steps, learning_rate, d_model):
+    """A ``TrainingConfig``'s numbers, checked against BOUNDS (a ValueError names the one out
+    of them)."""
+    for name, value in (("steps", steps), ("learning_rate", learning_rate), ("d_model", d_model)):
+        low, high = BOUNDS[name]
+        integer = name != "learning_rate"
+        kind = "an integer" if integer else "a finite number"
+        numeric = int | np.integer if integer else int | float | np.integer | np.floating
+        ok = isinstance(value, numeric) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value) or not low <= value <= high:
+            raise ValueError(f"{name} must be {kind} from {low:g} to {high:g}; got {value!r}")
+    return int(steps), float(learning_rate), int(d_model)
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """How the model is trained: the same for every rule, and every d_k of a sweep.
+
+    Parameters
+    ----------
+    steps : int
+        Gradient steps, 1 to 5000.
+    learning_rate : float
+        The step size η, shared by every rule, 1e-4 to 1e7.
+    d_model : int
+        Width of the tokens, 1 to 256.
+    twins : bool
+        Also train every run from a nudged start, to tell which are chaotic
+        (``TrainingRun.chaotic_from``); twice the work.
+
+    Raises
+    ------
+    ValueError
+        Naming the field, the value received and what is allowed (BOUNDS).
+    """
+
+    steps: int = DEFAULT_STEPS
+    learning_rate: float = DEFAULT_LEARNING_RATE
+    d_model: int = DEFAULT_D_MODEL
+    twins: bool = False
+
+    def __post_init__(self):
+        steps, learning_rate, d_model = checked(self.steps, self.learning_rate, self.d_model)
+        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "learning_rate", learning_rate)
+        object.__setattr__(self, "d_model", d_model)
 
 
 @dataclass(frozen=True)
@@ -131,11 +179,7 @@ def nudged(w_q: np.ndarray) -> np.ndarray:
 
 
 def train(
-    settings: Settings,
-    steps: int = DEFAULT_STEPS,
-    learning_rate: float = DEFAULT_LEARNING_RATE,
-    d_model: int = DEFAULT_D_MODEL,
-    twins: bool = False,
+    settings: Settings, training: TrainingConfig = TrainingConfig()
 ) -> dict[str, TrainingRun]:
     """Train the same initial model under every scaling rule.
 
@@ -144,70 +188,45 @@ def train(
     settings : Settings
         d_k, variance, n_keys (the number of tokens n), temperature and seed;
         its scaling rule only says which run the page highlights.
-    steps : int
-        Gradient steps, 1 to 5000.
-    learning_rate : float
-        The step size, shared by every rule, 1e-4 to 1e7.
-    d_model : int
-        Width of the tokens, 1 to 256.
-    twins : bool
-        Also train every run from a nudged start, to tell which are chaotic
-        (``TrainingRun.chaotic_from``); twice the work.
+    training : TrainingConfig
+        Steps, learning rate, d_model and whether to run twins.
 
     Returns
     -------
     dict of str to TrainingRun
         Keyed by every rule in ``SCALING_RULES``.
-
-    Raises
-    ------
-    ValueError
-        Naming the argument, the value received and what is allowed.
     """
-    runs = training_sweep(settings, [settings.d_k], steps, learning_rate, d_model, twins)
-    return runs[settings.d_k]
+    return training_sweep(settings, [settings.d_k], training)[settings.d_k]
 
 
 def training_sweep(
-    settings: Settings,
-    d_ks,
-    steps: int = DEFAULT_STEPS,
-    learning_rate: float = DEFAULT_LEARNING_RATE,
-    d_model: int = DEFAULT_D_MODEL,
-    twins: bool = False,
+    settings: Settings, d_ks, training: TrainingConfig = TrainingConfig()
 ) -> dict[int, dict[str, TrainingRun]]:
     """``train`` at every d_k of ``d_ks``, all in one batch.
 
     Each d_k trains from its own draw with ``settings.seed``, the one ``train``
     makes at that d_k, so ``training_sweep(s, d_ks)[d] == train(s with d_k=d)``.
-    Arguments as for ``train``; returns ``{d_k: {rule: TrainingRun}}``.
+    Returns ``{d_k: {rule: TrainingRun}}``.
     """
-    return to_end(training_steps(settings, d_ks, steps, learning_rate, d_model, twins))
+    return to_end(training_steps(settings, d_ks, training))
 
 
-def training_steps(
-    settings: Settings,
-    d_ks,
-    steps: int = DEFAULT_STEPS,
-    learning_rate: float = DEFAULT_LEARNING_RATE,
-    d_model: int = DEFAULT_D_MODEL,
-    twins: bool = False,
-):
+def training_steps(settings: Settings, d_ks, training: TrainingConfig = TrainingConfig()):
     """``training_sweep`` one step at a time: a generator that yields after each step
     of descent and returns ``training_sweep``'s result (as ``StopIteration.value``).
 
     A caller that cannot use a thread (the page in the browser) lets other work
     run between steps, and stops a sweep it no longer needs by dropping it.
     """
-    steps, learning_rate, d_model = checked(steps, learning_rate, d_model)
+    twins = training.twins
     starts, rules, x = [], [], None
     for d_k in d_ks:
-        x, w_q, w_k = initial_draw(settings, d_model, d_k)
+        x, w_q, w_k = initial_draw(settings, training.d_model, d_k)
         for start in [Start(w_q, w_k)] + [Start(nudged(w_q), w_k)] * twins:
             starts += [start] * len(SCALING_RULES)  # one start, shared by its rules
             rules += list(SCALING_RULES)
-    learning_rates = np.full(len(starts), learning_rate)
-    curves = yield from descend(settings, x, starts, rules, steps, learning_rates)
+    learning_rates = np.full(len(starts), training.learning_rate)
+    curves = yield from descend(settings, x, starts, rules, training.steps, learning_rates)
     width = len(SCALING_RULES) * (1 + twins)
     result = {}
     for j, d_k in enumerate(d_ks):
@@ -244,17 +263,3 @@ def to_end(steps):
             next(steps)
         except StopIteration as done:
             return done.value
-
-
-def checked(steps, learning_rate, d_model):
-    """The arguments of ``train``, checked against BOUNDS (a ValueError names the one out
-    of them)."""
-    for name, value in (("steps", steps), ("learning_rate", learning_rate), ("d_model", d_model)):
-        low, high = BOUNDS[name]
-        integer = name != "learning_rate"
-        kind = "an integer" if integer else "a finite number"
-        numeric = int | np.integer if integer else int | float | np.integer | np.floating
-        ok = isinstance(value, numeric) and not isinstance(value, bool)
-        if not ok or not math.isfinite(value) or not low <= value <= high:
-            raise ValueError(f"{name} must be {kind} from {low:g} to {high:g}; got {value!r}")
-    return int(steps), float(learning_rate), int(d_model)

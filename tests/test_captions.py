@@ -14,7 +14,7 @@ from app.options import VIEWS
 from app.results import Results
 from app.simulation import SCALING_RULES, Settings, simulate
 from app.sweep import sweep
-from app.training import training_sweep
+from app.training import TrainingConfig, training_sweep
 from app.words import content, text
 
 POWERS = [2**i for i in range(11)]
@@ -83,7 +83,7 @@ def test_the_spread_caption_names_exactly_the_rules_that_stay_flat(variance, tem
 def results_512():
     """The page's results at d_k = 512 without scaling (its training runs at η = 2)."""
     settings = Settings(d_k=512, variance=1.0, scaling="none")
-    runs = training_sweep(settings, POWERS, twins=True)
+    runs = training_sweep(settings, POWERS, TrainingConfig(twins=True))
     return Results(settings, 2.0, simulate(settings), sweep(settings, POWERS), runs)
 
 

@@ -20,7 +20,7 @@ from app.precision import EXP_LIMITS
 from app.questions import question
 from app.simulation import Settings
 from app.sweep import sweep
-from app.training import training_sweep
+from app.training import TrainingConfig, training_sweep
 from app.words import content, text
 
 THEORY = (Path(__file__).resolve().parent.parent / "docs" / "theory.md").read_text()
@@ -141,7 +141,9 @@ def test_3_the_theory_prints_exps_limits_to_their_digits():
 def default_runs():
     """The training runs at the page's defaults (v = 1, n = 64, T = 1, η = 2), seed 0."""
     return training_sweep(
-        Settings(d_k=1, variance=1.0, scaling="sqrt"), [1, 2, 4, 16, 64, 256, 1024], twins=True
+        Settings(d_k=1, variance=1.0, scaling="sqrt"),
+        [1, 2, 4, 16, 64, 256, 1024],
+        TrainingConfig(twins=True),
     )
 
 

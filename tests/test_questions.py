@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from app import rates
+from app.background import page_training
 from app.options import (
     ALPHA_LABELS,
     ALPHA_OPTIONS,
@@ -68,7 +69,7 @@ def settings_of(values: dict) -> tuple[Settings, float]:
 @cache
 def training_runs(training: Settings, learning_rate: float) -> dict:
     """As the page trains them: with twins, so that each run knows if it is chaotic."""
-    return training_sweep(training, D_K_OPTIONS, learning_rate=learning_rate, twins=True)
+    return training_sweep(training, D_K_OPTIONS, page_training(learning_rate))
 
 
 def training_settings(settings: Settings) -> Settings:

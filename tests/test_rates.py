@@ -33,7 +33,7 @@ from app.rates import (
     window_check_steps,
 )
 from app.simulation import SCALING_RULES, Settings
-from app.training import DEFAULT_D_MODEL, initial_draw, nudged, to_end, train
+from app.training import DEFAULT_D_MODEL, TrainingConfig, initial_draw, nudged, to_end, train
 
 DEFAULTS = {"variance": 1.0, "temperature": 1.0, "n_keys": 64, "scaling": "sqrt"}
 SEEDS = range(5)
@@ -137,7 +137,7 @@ def test_full_runs_train_well_below_the_edge_and_fail_well_above_it(seed):
                 continue
             edge = found[rule, d_k]
             for share, trains in ((0.5, True), (4.0, False)):
-                runs = train(replace(settings, d_k=d_k), learning_rate=edge * share)
+                runs = train(replace(settings, d_k=d_k), TrainingConfig(learning_rate=edge * share))
                 assert (runs[rule].kept < TRAINED) == trains, (rule, d_k, share, runs[rule].kept)
 
 

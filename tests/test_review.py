@@ -17,7 +17,7 @@ from app.questions import question
 from app.sections.figures import model_heads_source
 from app.sections.spread import Spread
 from app.simulation import Settings, simulate
-from app.training import train
+from app.training import TrainingConfig, train
 from app.words import content, glossary, text
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -183,7 +183,7 @@ def test_with_two_keys_no_answer_says_the_unscaled_model_stops_learning(slug):
 def test_a_tie_is_not_a_token_that_finds_itself():
     """QK-norm at d_k = 1: every logit is 0, every row uniform; a tie-break counted the
     first token of each row as found."""
-    runs = train(Settings(d_k=1, variance=1.0, scaling="qk_norm"), steps=5)
+    runs = train(Settings(d_k=1, variance=1.0, scaling="qk_norm"), TrainingConfig(steps=5))
     assert np.all(runs["qk_norm"].accuracy == 0)
 
 
@@ -192,7 +192,8 @@ def test_the_learning_intro_says_what_is_shared_across_d_k():
     words = flat(text("sections", "learning", "intro"))
     assert "the same tokens at every d_k (its weights drawn anew for each)" in words
     small, large = (
-        train(Settings(d_k=d, variance=1.0, scaling="sqrt"), steps=1)["sqrt"] for d in (16, 32)
+        train(Settings(d_k=d, variance=1.0, scaling="sqrt"), TrainingConfig(steps=1))["sqrt"]
+        for d in (16, 32)
     )
     assert np.array_equal(small.x, large.x)
     assert not np.array_equal(small.w_q, large.w_q[:, :16])

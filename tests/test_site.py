@@ -78,7 +78,7 @@ from app.simulation import SCALING_RULES, Settings, simulate
 from app.style import RULE_COLORS, RULE_NAMES, RULE_TEXT_COLORS, rule_key_label
 from app.sweep import sweep
 from app.theme import DARK_PAPER
-from app.training import train, training_sweep
+from app.training import TrainingConfig, train, training_sweep
 from app.words import glossary, text, to_html
 from sitebuild.offline import KEPT_ONCE_FETCHED, matches, site_files
 from sitebuild.serve import SiteHandler
@@ -385,7 +385,7 @@ def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offli
         page.keyboard.press("ArrowRight")  # learning rate 2 -> 5 -> 10 -> ... 2 steps: 10
     page.wait_for_url("**learning_rate=10**")
     faster = training_sweep(
-        Settings(d_k=1, scaling="sqrt", **DEFAULT), D_K_OPTIONS, learning_rate=10.0
+        Settings(d_k=1, scaling="sqrt", **DEFAULT), D_K_OPTIONS, TrainingConfig(learning_rate=10.0)
     )
     final = [float(faster[d]["sqrt"].loss[-1]) for d in D_K_OPTIONS]
     wait_for_source(
@@ -625,7 +625,7 @@ def test_a_failure_after_the_render_stays_on_the_status_bar(offline, site_url):
 WATCH_SLICES_PY = """
 import asyncio, time, js
 import app.worker
-from app.background import TRAINING_GROUPS
+from app.background import TRAINING_GROUPS, page_training
 from app.rates import rates_steps
 from app.training import training_steps
 import gc
@@ -663,7 +663,7 @@ lab = next(o for o in gc.get_objects() if isinstance(o, AttentionLab))
 settings, learning_rate = lab.scenario.training()
 longest_step = max(
     _longest_step(rates_steps(settings), 800),  # the draws far out, then edges' batches
-    *(_longest_step(training_steps(settings, g, learning_rate=learning_rate))
+    *(_longest_step(training_steps(settings, g, page_training(learning_rate)))
       for g in TRAINING_GROUPS),
 )
 asyncio.sleep, app.worker.apply_page_patch = _watched_sleep, _watched_apply

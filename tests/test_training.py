@@ -1,5 +1,6 @@
 """app.training against a plain reference, central differences and autograd."""
 
+import asyncio
 import re
 
 import autograd
@@ -8,10 +9,14 @@ import numpy as np
 import pytest
 import reference_training as reference
 
+from app.background import train_in_groups, trained
+from app.controls import Scenario
+from app.options import D_K_OPTIONS
 from app.simulation import SCALING_RULES, Settings, attend
 from app.training import (
     BOUNDS,
     CHAOS_RTOL,
+    TrainingConfig,
     initial_draw,
     nudged,
     train,
@@ -33,7 +38,9 @@ LEARNING_RATE = 0.05
 @pytest.mark.parametrize("d_k", [3, 40])
 def test_every_curve_matches_the_plain_reference(d_k):
     settings = Settings(d_k=d_k, scaling="sqrt", **SMALL)
-    runs = train(settings, steps=STEPS, learning_rate=LEARNING_RATE, d_model=D_MODEL)
+    runs = train(
+        settings, TrainingConfig(steps=STEPS, learning_rate=LEARNING_RATE, d_model=D_MODEL)
+    )
     for rule in SCALING_RULES:
         run = runs[rule]
         expected = reference.train(
@@ -87,7 +94,9 @@ def autograd_loss(w_q, w_k, x, rule, temperature):
 @pytest.mark.parametrize("d_k", [5, 64])
 def test_an_autograd_replay_of_the_initial_arrays_agrees_over_the_whole_run(d_k):
     settings = Settings(d_k=d_k, scaling="none", **SMALL)
-    runs = train(settings, steps=STEPS, learning_rate=LEARNING_RATE, d_model=D_MODEL)
+    runs = train(
+        settings, TrainingConfig(steps=STEPS, learning_rate=LEARNING_RATE, d_model=D_MODEL)
+    )
     gradient = autograd.grad(autograd_loss, argnum=(0, 1))
     for rule, run in runs.items():
         w_q, w_k = run.w_q, run.w_k
@@ -105,7 +114,7 @@ def test_an_autograd_replay_of_the_initial_arrays_agrees_over_the_whole_run(d_k)
 @pytest.mark.parametrize("rule", SCALING_RULES)
 def test_the_loss_at_step_0_is_that_of_the_simulations_weights(rule):
     settings = Settings(d_k=32, scaling=rule, n_queries=SMALL["n_keys"], **SMALL)
-    run = train(settings, steps=1, d_model=D_MODEL)[rule]
+    run = train(settings, TrainingConfig(steps=1, d_model=D_MODEL))[rule]
     weights = attend(settings, run.x @ run.w_q, run.x @ run.w_k).weights
     n = settings.n_keys
     assert run.loss[0] == pytest.approx(np.sum((weights - np.eye(n)) ** 2) / (2 * n), rel=1e-12)
@@ -114,13 +123,15 @@ def test_the_loss_at_step_0_is_that_of_the_simulations_weights(rule):
 
 @pytest.mark.parametrize(("alpha", "rule"), [(0.0, "none"), (0.5, "sqrt"), (1.0, "linear")])
 def test_the_power_rule_trains_as_the_rule_its_exponent_names(alpha, rule):
-    runs = train(Settings(d_k=64, scaling="sqrt", alpha=alpha, **SMALL), steps=30)
+    runs = train(Settings(d_k=64, scaling="sqrt", alpha=alpha, **SMALL), TrainingConfig(steps=30))
     np.testing.assert_allclose(runs["power"].loss, runs[rule].loss, rtol=1e-10)
 
 
 def test_one_token_is_the_trivial_softmax():
     """With n = 1 the softmax is the constant 1: no loss, no gradient, nothing to learn."""
-    runs = train(Settings(d_k=16, scaling="sqrt", **{**SMALL, "n_keys": 1}), steps=5)
+    runs = train(
+        Settings(d_k=16, scaling="sqrt", **{**SMALL, "n_keys": 1}), TrainingConfig(steps=5)
+    )
     for run in runs.values():
         np.testing.assert_array_equal(run.loss, 0.0)
         np.testing.assert_array_equal(run.grad_norm, 0.0)
@@ -129,8 +140,13 @@ def test_one_token_is_the_trivial_softmax():
 
 def test_the_same_arguments_give_the_same_run_and_another_seed_another():
     settings = Settings(d_k=48, scaling="none", **SMALL)
-    first, again = train(settings, steps=20), train(settings, steps=20)
-    other = train(Settings(d_k=48, scaling="none", **{**SMALL, "seed": 4}), steps=20)
+    first, again = (
+        train(settings, TrainingConfig(steps=20)),
+        train(settings, TrainingConfig(steps=20)),
+    )
+    other = train(
+        Settings(d_k=48, scaling="none", **{**SMALL, "seed": 4}), TrainingConfig(steps=20)
+    )
     for rule in SCALING_RULES:
         np.testing.assert_array_equal(first[rule].loss, again[rule].loss)
         assert not np.array_equal(first[rule].loss, other[rule].loss)
@@ -139,11 +155,12 @@ def test_the_same_arguments_give_the_same_run_and_another_seed_another():
 def test_the_sweep_is_train_at_each_d_k():
     settings = Settings(d_k=64, scaling="sqrt", **SMALL)
     d_ks = [2, 16, 128]
-    sweep = training_sweep(settings, d_ks, steps=STEPS, learning_rate=LEARNING_RATE)
+    sweep = training_sweep(settings, d_ks, TrainingConfig(steps=STEPS, learning_rate=LEARNING_RATE))
     assert list(sweep) == d_ks
     for d_k in d_ks:
         runs = train(
-            Settings(d_k=d_k, scaling="sqrt", **SMALL), steps=STEPS, learning_rate=LEARNING_RATE
+            Settings(d_k=d_k, scaling="sqrt", **SMALL),
+            TrainingConfig(steps=STEPS, learning_rate=LEARNING_RATE),
         )
         for rule in SCALING_RULES:
             np.testing.assert_array_equal(sweep[d_k][rule].w_q, runs[rule].w_q)
@@ -173,13 +190,13 @@ def test_every_bad_argument_is_refused_by_name(argument, value):
     low, high = BOUNDS[argument]
     bounds = f"from {re.escape(f'{low:g}')} to {re.escape(f'{high:g}')}"  # 1e+07: a +
     with pytest.raises(ValueError, match=f"^{argument} must be .* {bounds}"):
-        train(Settings(d_k=8, variance=1.0, scaling="sqrt"), **{argument: value})
+        TrainingConfig(**{argument: value})
 
 
 def test_training_step_by_step_yields_once_per_step_and_ends_with_the_sweep():
     """The page's browser build trains a step at a time (letting moves in between)."""
     settings = Settings(d_k=1, variance=1.0, scaling="sqrt", n_keys=8, n_queries=8, seed=2)
-    steps = training_steps(settings, [4, 64], steps=5, learning_rate=1.0)
+    steps = training_steps(settings, [4, 64], TrainingConfig(steps=5, learning_rate=1.0))
     yielded = 0
     while True:
         try:
@@ -189,7 +206,7 @@ def test_training_step_by_step_yields_once_per_step_and_ends_with_the_sweep():
             result = done.value
             break
     assert yielded == 6  # steps 0 to 5: the last one records the final loss
-    expected = training_sweep(settings, [4, 64], steps=5, learning_rate=1.0)
+    expected = training_sweep(settings, [4, 64], TrainingConfig(steps=5, learning_rate=1.0))
     for d_k in (4, 64):
         for rule, run in expected[d_k].items():
             np.testing.assert_array_equal(result[d_k][rule].loss, run.loss)
@@ -204,7 +221,7 @@ def test_a_run_knows_from_which_step_it_is_chaotic():
     unscaled run at d_k = 256 and η = 2 within its first ten steps (its rows start
     one-hot, and rounding decides which keys they leave for); the ÷ √d_k run never."""
     settings = Settings(d_k=256, variance=1.0, scaling="none", n_keys=32, seed=3)
-    runs = train(settings, steps=60, twins=True)
+    runs = train(settings, TrainingConfig(steps=60, twins=True))
     assert runs["none"].chaotic and runs["none"].chaotic_from <= 10
     assert not runs["sqrt"].chaotic and runs["sqrt"].chaotic_from is None
     for rule in ("none", "sqrt"):
@@ -217,5 +234,29 @@ def test_a_run_knows_from_which_step_it_is_chaotic():
 
 
 def test_a_run_without_a_twin_says_nothing_of_chaos():
-    runs = train(Settings(d_k=256, variance=1.0, scaling="none", n_keys=32), steps=20)
+    runs = train(
+        Settings(d_k=256, variance=1.0, scaling="none", n_keys=32), TrainingConfig(steps=20)
+    )
     assert all(run.chaotic_from is None for run in runs.values())
+
+
+def test_a_scenario_trained_later_has_twins_on_a_server_too():
+    """Under ``panel serve`` (no browser: the training runs in a thread), the runs
+    trained in the background for a scenario the reader moved to are a new page's
+    runs, twins and all, as in the browser: the page tells the chaotic ones by their
+    twins. (The server's had none: every run of a changed scenario read as not
+    chaotic.)"""
+    settings, learning_rate = Scenario(d_k=64).training()
+    added = {}
+    asyncio.run(
+        train_in_groups(
+            settings, learning_rate, 64, wanted=lambda: True, add=lambda runs, _: added.update(runs)
+        )
+    )
+    new_page = trained(settings, learning_rate)
+    assert sorted(added) == sorted(new_page) == sorted(D_K_OPTIONS)
+    for d_k, runs in added.items():
+        for rule, run in runs.items():
+            assert run.twin is not None, (d_k, rule)
+            assert np.array_equal(run.twin.loss, new_page[d_k][rule].twin.loss), (d_k, rule)
+            assert run.chaotic_from == new_page[d_k][rule].chaotic_from, (d_k, rule)
