@@ -393,13 +393,16 @@ EMBED_STATES_JS = """JSON.stringify(embedStates().map((said, index) => said && (
 
 
 def print_in_webkit(
-    url: str, embeds: int, pdf: Path, states_js: str = EMBED_STATES_JS, timeout: float = 120.0
+    url: str, embeds: int, pdf: Path, states_js: str = EMBED_STATES_JS, timeout: float = 240.0
 ) -> list:
     """Print the course page at ``url`` to ``pdf`` in WebKitGTK, once each of its
     ``embeds`` embeds, scrolled to in turn, said it is ready (``states_js``: the JSON
     of each one's state, as the course page heard it, once its frame fits it); return
     what each said. WebKitGTK itself, through GObject introspection
-    (tests/drivers/webkit_print.py): its WebDriver does not print."""
+    (tests/drivers/webkit_print.py): its WebDriver does not print. Its fresh WebKit
+    boots the embeds one after another: the MkDocs page's three, 57 to 60 s here, 99 s
+    beside a busy core, and past 120 s in CI beside the other worker's browsers; the
+    ``timeout`` is the boot allowance of the engines' tests."""
     command = ["xvfb-run", "-a", "/usr/bin/python3", str(WEBKIT_PRINT), url, str(pdf)]
     run = subprocess.run(
         [*command, str(embeds), str(timeout), states_js],

@@ -5,7 +5,8 @@ GObject introspection (Debian's gir1.2-webkit2-4.1 and python3-gi: run it with t
 system's Python, under xvfb-run). It opens the course page, scrolls to each embed in
 turn and waits until it says it is ready (STATES_JS, an expression of the course page:
 the JSON of each embed's state, as the page heard it), then prints the page as WebKit
-prints it (no dialog) and says what each embed said, as JSON, on its last line.
+prints it (no dialog) and says, as JSON on its last line, what each embed said and
+how many seconds after the start each was ready (so a timeout says which was slow).
 
     xvfb-run -a /usr/bin/python3 tests/drivers/webkit_print.py URL OUT.pdf EMBEDS \
         TIMEOUT_S STATES_JS
@@ -13,6 +14,7 @@ prints it (no dialog) and says what each embed said, as JSON, on its last line.
 
 import json
 import sys
+import time
 
 import gi
 
@@ -29,7 +31,8 @@ def main(url: str, out: str, embeds: int, timeout_s: float, states_js: str) -> i
     view.set_size_request(1280, 900)
     window.add(view)
     window.show_all()
-    outcome = {"error": None, "states": None}
+    outcome = {"error": None, "states": None, "ready_after_s": []}
+    start = time.monotonic()
 
     def evaluate(script, then):
         """Run ``script`` in the page; ``then`` its value as text (None: it threw)."""
@@ -57,6 +60,7 @@ def main(url: str, out: str, embeds: int, timeout_s: float, states_js: str) -> i
         def read(states):  # (None: the page has no embedStates() yet)
             outcome["states"] = json.loads(states) if states else None
             if outcome["states"] and outcome["states"][index] in ("ready", "busy", "failed"):
+                outcome["ready_after_s"].append(round(time.monotonic() - start, 1))
                 return wait_for(index + 1)
             GLib.timeout_add(POLL_MS, lambda: poll(index))  # (None: once)
 
