@@ -15,7 +15,7 @@ from app.words import text
 PRERENDER_ENV = "ATTENTION_LAB_PRERENDER"  # set by sitebuild.page.convert
 SNAPSHOT_ENV = "ATTENTION_LAB_SNAPSHOT"  # set by static/make_snapshot.js while it builds the page
 # Seconds app/main.py waits before it builds a session's page: set by the tests only, to
-# check they wait for a server as slow as a slower machine's (tests/browser.py).
+# check they wait for a server as slow as a slower machine's (tests/support/browser.py).
 SESSION_DELAY_ENV = "ATTENTION_LAB_SESSION_DELAY"
 THEORY_PAGE = "theory.html"  # docs/theory.md, rendered beside the built site's index.html
 

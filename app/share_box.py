@@ -39,7 +39,7 @@ PNG_COLORS = {"light": ["#ffffff", "#1f1f1f"], "dark": [DARK_PAPER, DARK_INK]}
 # slope_base + slope_per_view px per view more for each px narrower (measured on
 # the iPhone 13's descriptor, frames 320 to 480 px wide, 1 to 4 views), so the
 # snippet's style asks for that height where the viewport is narrow, and a course
-# page with no script has no scroll trap on a phone (tests/test_embed.py).
+# page with no script has no scroll trap on a phone (tests/site/test_embeds.py).
 EMBED_HEIGHT = {
     "base": 680,
     "per_view": 440,

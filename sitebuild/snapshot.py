@@ -32,10 +32,10 @@ RUNTIME_GZ = ("pyodide.asm.wasm", "pyodide.asm.js")
 # The files of site-packages that the worker reads after restoring the snapshot, in a
 # full session, besides the extension modules: they ride in the pack, and every other
 # file is fetched alone if Python ever reads it (static/worker_snapshot.js).
-# tests/test_site.py records what a full session reads and fails when this is stale.
+# tests/site/conftest.py records what a full session reads and fails when this is stale.
 SESSION_FILES = STATIC / "session_files.txt"
 # The same for the standard library's zip: the members a full session reads after the
-# restore (tests/test_site.py records them too).
+# restore (tests/site/conftest.py records them too).
 SESSION_STDLIB = STATIC / "session_stdlib.txt"
 # The snapshot and its pack ship compressed twice: gzip (level 6; level 9 gives 0.5%
 # less) and zstd (level 19, two threads: the snapshot 14.5 MB against gzip's 20.5, in

@@ -1,8 +1,7 @@
-"""Shared fixtures; makes ``tests/`` importable for the helper modules beside the tests;
-runs the tests of the built site one after another on one worker (they time and measure
-the page), but for one that times nothing and takes minutes (``ALONE``), and those of
-the build and of ``panel serve`` each as a group, beside them with the CPython ones on
-the others."""
+"""Shared fixtures (the built site, served and opened offline); runs the tests of the
+built site one after another on one worker (they time and measure the page), but for
+one that times nothing and takes minutes (``ALONE``), and those of the build and of
+``panel serve`` each as a group, beside them with the CPython ones on the others."""
 
 import fcntl
 import subprocess
@@ -10,23 +9,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from browser import OFFLINE_ARGS, http_server, launch
+from playwright.sync_api import sync_playwright
+from site_pages import SessionHandler, offline_context
 
 import build
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).parent))
 
-# The xdist group of each module whose tests must run in order on one worker: the built
-# site's, in a browser; the build's; panel serve's.
-GROUPS = {
-    "test_answers": "site",
-    "test_embed": "site",
-    "test_engines": "site",
-    "test_offline": "site",
-    "test_site": "site",
-    "test_build": "build",
-    "test_page": "serve",
-}
+# The xdist group of the tests that must run in order on one worker: the built site's
+# in a browser (tests/site/), each module on a Chromium of its own; the build's; panel
+# serve's.
+GROUPS = {"site": "site", "test_build": "build", "test_page": "serve"}
 
 
 # A test of the site that times nothing and takes minutes: alone, on whichever worker
@@ -35,7 +29,11 @@ ALONE = {"test_every_question_answers_with_the_numbers_of_its_scenario": "questi
 
 
 def group_of(item) -> str | None:
-    return ALONE.get(item.originalname) or GROUPS.get(item.module.__name__)
+    return (
+        ALONE.get(item.originalname)
+        or GROUPS.get(item.path.parent.name)
+        or GROUPS.get(item.path.stem)
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
@@ -74,3 +72,34 @@ def site(output_dir) -> Path:
                     timeout=1800,
                 )
     return build.SITE
+
+
+@pytest.fixture(scope="module")
+def site_url(site):
+    """The built site, served by the build's handler, recording what a session reads
+    (``site_pages.SessionHandler``)."""
+    with http_server(site, SessionHandler) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def offline():
+    """An offline Chromium context (``offline_context``) at 1280 by 900; ``offline.phone``
+    makes another, emulating an iPhone 13 (its keywords override the descriptor's), or
+    another of ``offline.phones``: Playwright's descriptors, by name; ``offline.desktop``
+    another like it, with other keywords; ``offline.launch``
+    launches another Chromium, with other arguments."""
+    with sync_playwright() as p:
+        browser = launch(p, OFFLINE_ARGS)
+        context = offline_context(browser, viewport={"width": 1280, "height": 900})
+        context.phones = {
+            name: {k: v for k, v in p.devices[name].items() if k != "default_browser_type"}
+            for name in ("iPhone 13", "Pixel 5")
+        }
+        iphone = context.phones["iPhone 13"]
+        context.phone = lambda **options: offline_context(browser, **(iphone | options))
+        desktop = {"viewport": {"width": 1280, "height": 900}}
+        context.desktop = lambda **options: offline_context(browser, **(desktop | options))
+        context.launch = lambda args: launch(p, args)
+        yield context
+        browser.close()

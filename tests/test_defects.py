@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_claims import results_of
+from claims import results_of
 
 from app import softmax
 from app.captions import caption

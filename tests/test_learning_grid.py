@@ -21,10 +21,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-import test_questions
-from test_claims import Here, forget, nudged_results, unreadable, wrong_claims
-from test_learning_lesson import CHAOS
-from test_questions import settings_of, training_settings
+import question_reference
+from claims import Here, forget, nudged_results, unreadable, wrong_claims
+from lesson_bounds import CHAOS
+from question_reference import settings_of, training_settings
 
 from app.captions import caption, summary
 from app.options import ALPHA_OPTIONS, D_K_OPTIONS
@@ -78,7 +78,7 @@ def everything_about_rates(point, nudge: bool):
     for where, scenario in scenarios.items():
         s, learning_rate = settings_of(scenario)
         training = training_settings(s)
-        runs = test_questions.training_runs(training, learning_rate)
+        runs = question_reference.training_runs(training, learning_rate)
         rates = rates_of(training)
         results = Results(
             s, learning_rate, simulate(s), sweep(s, D_K_OPTIONS), runs, None, rates, 1.0

@@ -15,6 +15,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from lesson_bounds import (
+    CHAOS,
+)
 
 from app import theory
 from app.captions import caption, summary
@@ -39,7 +42,6 @@ from app.sweep import sweep
 from app.training import PAGE_TOKENS, to_end
 
 SEEDS = range(5)
-CHAOS = 1.6  # an edge's spread across seeds and nudges, at most (module docstring)
 
 
 def settings_of(seed=0, **changes) -> Settings:

@@ -6,29 +6,38 @@ import math
 import re
 from dataclasses import replace
 from fractions import Fraction
-from functools import cache
 
 import numpy as np
 import pytest
+from question_reference import (
+    draw,
+    evidence,
+    initial_loss,
+    layer_norm,
+    metric,
+    rows,
+    rows_of_run,
+    scale,
+    settings_of,
+    softmax,
+    unscaled_scores,
+)
 
 from app import rates
-from app.background import page_training
 from app.options import (
     ALPHA_LABELS,
     ALPHA_OPTIONS,
     D_K_OPTIONS,
     DEFAULTS,
     FIELDS,
-    SETTINGS_FIELDS,
     VIEWS,
 )
 from app.questions import OTHER_VIEWS, QUESTIONS, question
-from app.rates import COLLAPSE_SPREAD, learning_rates
+from app.rates import COLLAPSE_SPREAD
 from app.results import Results
 from app.scenario import read_query, write_query
 from app.simulation import Settings, simulate
-from app.sweep import sweep
-from app.training import PAGE_TOKENS, training_sweep
+from app.training import PAGE_TOKENS
 from app.words import text
 
 TRAINING_PENDING = text("notices", "training pending")
@@ -42,7 +51,6 @@ MOVED = [
     {"d_k": 2, "scaling": "linear", "variance": 0.1, "temperature": 4.0, "n_keys": 256},
     {"d_k": 32, "scaling": "power", "alpha": 0.5, "seed": 7, "learning_rate": 0.01},
 ]
-EXPONENTS = {"none": 0.0, "sqrt": 0.5, "linear": 1.0, "qk_norm": 0.5}  # c = d_k^(-exponent)
 NAMES = {"none": "none", "sqrt": "÷ √d_k", "linear": "÷ d_k", "qk_norm": "QK-norm"}
 MODELS = """| model | d_model / heads | d_k |
 |---|---|---|
@@ -58,138 +66,10 @@ FORMAT_MAX = {  # the largest finite number of each format
 }
 
 
-# --- The results the page would show, built here ------------------------------------------
-
-
-def settings_of(values: dict) -> tuple[Settings, float]:
-    v = DEFAULTS | values
-    return Settings(**{name: v[name] for name in SETTINGS_FIELDS}), v["learning_rate"]
-
-
-@cache
-def training_runs(training: Settings, learning_rate: float) -> dict:
-    """As the page trains them: with twins, so that each run knows if it is chaotic."""
-    return training_sweep(training, D_K_OPTIONS, page_training(learning_rate))
-
-
-def training_settings(settings: Settings) -> Settings:
-    """What the page trains: the settings' rule and d_k aside, at most 64 tokens."""
-    n = min(settings.n_keys, PAGE_TOKENS)
-    return replace(settings, d_k=1, scaling="none", n_keys=n)
-
-
-def runs_for(settings: Settings, learning_rate: float) -> dict:
-    """The page's training runs: every d_k."""
-    return training_runs(training_settings(settings), learning_rate)
-
-
-@cache
-def rates_for(training: Settings):
-    """The page's learning rates, far past the slider."""
-    return learning_rates(training)
-
-
-@cache
-def evidence_of(items: tuple) -> Results:
-    s, learning_rate = settings_of(dict(items))
-    runs, rates = runs_for(s, learning_rate), rates_for(training_settings(s))
-    return Results(s, learning_rate, simulate(s), sweep(s, D_K_OPTIONS), runs, None, rates, 1.0)
-
-
-def evidence(values: dict) -> Results:
-    return evidence_of(tuple(sorted(values.items())))
-
-
-# --- Independent computations, from the definitions ---------------------------------------
-
-
-def layer_norm(x):
-    return (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-5)
-
-
-def scale(settings: Settings, rule: str, d_k: int) -> float:
-    return d_k ** -(settings.alpha if rule == "power" else EXPONENTS[rule])
-
-
-def softmax(z):
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-@cache
-def draw(settings: Settings, d_k: int):
-    rng = np.random.default_rng(settings.seed)
-    sd = math.sqrt(settings.variance)
-    q = sd * rng.standard_normal((settings.n_queries, d_k))
-    return q, sd * rng.standard_normal((settings.n_keys, d_k))
-
-
-@cache
-def unscaled_scores(settings: Settings, d_k: int) -> np.ndarray:
-    q, k = draw(settings, d_k)
-    return q @ k.T
-
-
-@cache
-def rows(settings: Settings, rule: str, d_k: int) -> dict:
-    """Per row: the logits' std, the largest weight and the entropy / ln n; and the
-    logits and weights, the plain way: draw, dot, exp, sum."""
-    q, k = draw(settings, d_k)
-    if rule == "qk_norm":
-        q, k = layer_norm(q), layer_norm(k)
-    z = scale(settings, rule, d_k) * (q @ k.T) / settings.temperature
-    shifted = z - z.max(axis=1, keepdims=True)
-    is_top = np.arange(len(k)) == shifted.argmax(axis=1)[:, None]
-    others = np.sum(np.where(is_top, 0.0, np.exp(shifted)), axis=1, keepdims=True)
-    log_p = shifted - np.log1p(others)  # log p_j = z_j - log sum_l e^z_l, exact at the top too
-    p = np.exp(log_p)
-    return {
-        "spread": z.std(axis=1),
-        "max_weight": p.max(axis=1),
-        "entropy": -np.sum(p * log_p, axis=1) / math.log(len(k)),
-        "logits": z,
-        "largest": z.max(),
-        "weights": p,
-    }
-
-
 def jacobian_norms(p):
     """``||diag(p) - p p^T||_F`` of each row of ``p``, from the matrix itself."""
     eye = np.eye(p.shape[1])
     return np.sqrt(np.sum((eye * p[:, None, :] - p[:, :, None] * p[:, None, :]) ** 2, axis=(1, 2)))
-
-
-@cache
-def query_grads(settings: Settings, rule: str, d_k: int) -> np.ndarray:
-    """``||dp/dq||_F = ||J (c/T) K||_F`` per row (no layer norm: not for qk_norm). Row j
-    of ``J K`` is ``p_j (k_j - k_bar)``, ``k_bar = sum_l p_l k_l`` (docs/theory.md)."""
-    assert rule != "qk_norm"
-    k = draw(settings, d_k)[1]
-    p = rows(settings, rule, d_k)["weights"]
-    terms = []  # p_j |k_j - k_bar|, measured from the top key m so that nothing cancels:
-    for chunk in np.array_split(p, 8):  # k_j - k_bar = (k_j - k_m) - sum_l p_l (k_l - k_m)
-        offsets = k[None] - k[chunk.argmax(axis=1)][:, None, :]
-        mean_offset = np.einsum("rj,rjd->rd", chunk, offsets)
-        terms.append(chunk * np.linalg.norm(offsets - mean_offset[:, None, :], axis=-1))
-    terms = np.concatenate(terms)
-    top = terms.max(axis=1, keepdims=True)  # the norm, scaled so that nothing underflows
-    norms = top[:, 0] * np.sqrt(np.sum((terms / np.where(top > 0, top, 1)) ** 2, axis=1))
-    return scale(settings, rule, d_k) / settings.temperature * norms
-
-
-def metric(settings: Settings, rule: str, name: str, d_k: int) -> float:
-    """A curve's value: the median over rows, a percentile, or the saturated share."""
-    if name.startswith("grad"):
-        grads = query_grads(settings, rule, d_k)
-        return (
-            np.percentile(grads, int(name.removeprefix("grad_p")))
-            if "_p" in name
-            else np.median(grads)
-        )
-    values = rows(settings, rule, d_k)
-    if name == "saturated":
-        return np.mean(values["max_weight"] > 0.99)
-    return np.median(values[name])
 
 
 def spread_theory(s: Settings) -> float:
@@ -201,20 +81,6 @@ def spread_theory(s: Settings) -> float:
     sample_var = s.variance * (d - 1) / d
     rho = sample_var / (sample_var + 1e-5)
     return c * d * rho / math.sqrt(d - 1) / s.temperature if d > 1 else 0.0
-
-
-def rows_of_run(run, rule, settings, d_k):
-    """The attention weights before the first step, from the run's initial arrays."""
-    q, k = run.x @ run.w_q, run.x @ run.w_k
-    if rule == "qk_norm":
-        q, k = layer_norm(q), layer_norm(k)
-    return softmax(scale(settings, rule, d_k) * q @ k.T / settings.temperature)
-
-
-def initial_loss(run, rule, settings, d_k):
-    """The training loss before the first step, from the run's initial arrays."""
-    p = rows_of_run(run, rule, settings, d_k)
-    return np.sum((p - np.eye(len(p))) ** 2) / (2 * len(p))
 
 
 TRAINING_METRICS = ("loss", "loss0", "kept", "accuracy", "mark", "start_weight")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_claims import results_of
+from claims import results_of
 
 from app import theory
 from app.captions import caption, summary

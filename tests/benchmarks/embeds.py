@@ -1,6 +1,6 @@
 """A course page with the site's embeds, in headless Chromium, offline (issue 38).
 
-The course page (tests/fixtures/course_page.html, served from another port: another
+The course page (tests/support/fixtures/course_page.html, served from another port: another
 origin) holds one embed, then three (the embed code's lazy frames, three scenarios,
 one below the other). Each load, in a fresh context, scrolls to each embed in turn
 and waits until its status bar says ready (polled by time: a frame off the screen

@@ -37,7 +37,7 @@ import numpy as np
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # sitebuild, for browser
 from browser import PAGE_TIMEOUT, REPO, launch, panel_server, slider_handle, wait_for_source
 

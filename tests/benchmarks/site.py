@@ -54,7 +54,7 @@ Slider moves, on the first load of the site as built, in each of MOVE_SECTIONS:
 MOVE_SECTIONS are Spread, Saturation and Gradients: a variance change costs the
 most in Gradients (the query gradient at every d_k).
 
-A link in every engine (Chromium, Firefox ESR, WebKitGTK: ``tests/engines.py``),
+A link in every engine (Chromium, Firefox ESR, WebKitGTK: ``tests/support/engines.py``),
 ENGINE_RUNS cold loads each of ``/?d_k=256&scaling=none&seed=3`` in a fresh
 browser, engines alternating: ready (the status bar says so) and the first key
 press, pressed as soon as it is ready, answered (the address bar and the plots
@@ -83,7 +83,7 @@ from pathlib import Path
 import numpy as np
 from playwright.sync_api import sync_playwright
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import embeds

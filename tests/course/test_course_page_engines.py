@@ -1,5 +1,5 @@
 """The MkDocs Material course page of test_course_page.py in every engine (Chromium,
-Firefox, WebKit: tests/engines.py), on a desktop and on a phone: each embed goes live,
+Firefox, WebKit: tests/support/engines.py), on a desktop and on a phone: each embed goes live,
 its frame follows its content, it reads (axe-core), it prints its figures, and a
 reload keeps the reader's change. (A module of its own: an engine's Chromium cannot
 start beside test_course_page.py's Playwright.)
@@ -7,6 +7,7 @@ start beside test_course_page.py's Playwright.)
 
 import pytest
 from browser import OTHER_SITE, READ_SOURCES_JS, free_port, http_server, watched_site_handler
+from embedding import FIRST_PAINT_JS, FIT_JS, FITTED_JS
 from engines import (
     D_K_HANDLE_JS,
     ENGINES,
@@ -16,10 +17,9 @@ from engines import (
     open_engine,
     print_in_webkit,
 )
-from test_course_page import SCHEMES, mkdocs_site
-from test_embed import FIRST_PAINT_JS, FIT_JS, FITTED_JS
-from test_print import PRINTED_FIGURES_JS, assert_printed_pdf
-from test_site import BOOT_TIMEOUT, COURSE_EMBEDS
+from mkdocs_course import SCHEMES, mkdocs_site
+from printing import PRINTED_FIGURES_JS, assert_printed_pdf
+from site_pages import BOOT_TIMEOUT, COURSE_EMBEDS
 
 # The course page in every engine: at a desktop's 1280 px, its dark scheme (the embeds
 # the teacher set to dark); on a phone (the engines that can stand in for one), its

@@ -31,7 +31,7 @@ from answers import Expected, disagreements, read_page, resolve
 from browser import OFFLINE_ARGS, Console, launch, section_button, slider, slider_handle
 from observer import ObservedSite
 from playwright.sync_api import sync_playwright
-from test_site import wait_until_ready
+from site_pages import wait_until_ready
 
 from app.captions import section_title
 from app.controls import _SLIDER_SCALES

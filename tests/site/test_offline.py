@@ -19,7 +19,7 @@ from urllib.parse import unquote
 import pytest
 from browser import OFFLINE_ARGS, Console, free_port, http_server, launch, site_file, unhashed
 from playwright.sync_api import sync_playwright
-from test_site import open_the_link
+from site_pages import open_the_link
 
 from sitebuild.offline import write_service_worker
 from sitebuild.serve import SiteHandler

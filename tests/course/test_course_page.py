@@ -3,11 +3,8 @@ of the lab from the share box's own snippet and the README's listener, served on
 another site than the lab. In Chromium (storage partitioned or not), its light scheme
 with embeds that follow the reader and its dark one ("slate") with embeds the teacher
 set to dark: each embed goes live, fits its frame, reads (axe-core) and prints its own
-figures. The same course page in every engine: tests/test_course_page_engines.py.
+figures. The same course page in every engine: tests/course/test_course_page_engines.py.
 """
-
-import subprocess
-import sys
 
 import pytest
 from browser import (
@@ -18,16 +15,15 @@ from browser import (
     free_port,
     http_server,
 )
+from embedding import FIRST_PAINT_JS, wait_fitted, wait_live
 from engines import accessibility_violations
-from test_embed import FIRST_PAINT_JS, listener, wait_fitted, wait_live
-from test_print import PRINTED_FIGURES_JS
-from test_site import BOOT_TIMEOUT, COURSE_EMBEDS, offline, site_url  # noqa: F401 (fixtures)
+from mkdocs_course import (
+    SCHEMES,
+    mkdocs_site,
+)
+from printing import PRINTED_FIGURES_JS
+from site_pages import COURSE_EMBEDS
 
-from app.options import VIEWS
-from app.page import TITLE
-from app.share_box import embed_snippet
-
-SCHEMES = {"default": None, "slate": "dark"}  # Material's scheme: the embeds' theme
 # Whether the browser partitions a frame's storage by its top site: its arguments (on
 # as in Chrome, or off as Playwright's default), and the embeds' Python then: one
 # shared, or where the shared worker is refused, each its own.
@@ -37,61 +33,6 @@ PARTITIONING = {
 }
 # The light course page in a browser that partitions, the dark one in one that does not.
 COURSES = [("default", "partitioned"), ("slate", "unpartitioned")]
-MKDOCS_YML = """site_name: "Week 5: attention"
-site_url: {site_url}
-theme:
-  name: material
-  font: false
-  palette:
-    scheme: {scheme}
-markdown_extensions:
-  - md_in_html
-"""
-LESSON = """# Why divide by the square root of d_k?
-
-Drag d_k in the simulation below and watch the attention rows turn one-hot.
-
-{embeds}
-
-<script>
-{listener}</script>
-
-<script>
-// What the course page heard each embed say of itself, by frame (for the tests).
-const heard = [];
-addEventListener('message', (e) => {{
-  if (e.data?.type !== 'attention-scaling-lab') return;
-  const frames = [...document.querySelectorAll('iframe')];
-  heard[frames.findIndex((f) => f.contentWindow === e.source)] = e.data;
-}});
-</script>
-"""
-
-
-def mkdocs_site(folder, site_url, course_url, scheme) -> None:
-    """Build the course in ``folder/site``: one lesson embedding COURSE_EMBEDS from the
-    lab at ``site_url`` by the share box's snippet (with the scheme's theme), between
-    paragraphs of the lesson, and the README's listener."""
-    theme = SCHEMES[scheme]
-    snippets = [
-        embed_snippet(
-            site_url + link + (f"&theme={theme}" if theme else ""),
-            [view for view in VIEWS if view in views],
-            TITLE,
-        )
-        for link, views in COURSE_EMBEDS.items()
-    ]
-    embeds = "\n\nThe lesson goes on.\n\n".join(snippets)
-    (folder / "docs").mkdir()
-    (folder / "docs" / "index.md").write_text(
-        LESSON.format(embeds=embeds, listener=listener("readme", site_url))
-    )
-    (folder / "mkdocs.yml").write_text(MKDOCS_YML.format(site_url=course_url, scheme=scheme))
-    subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", "site"],
-        cwd=folder,
-        check=True,
-    )
 
 
 @pytest.mark.parametrize(("scheme", "partitioning"), COURSES)

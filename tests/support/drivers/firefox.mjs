@@ -1,4 +1,4 @@
-// Drives Firefox ESR headless over WebDriver BiDi with puppeteer-core, for tests/engines.py.
+// Drives Firefox ESR headless over WebDriver BiDi with puppeteer-core, for tests/support/engines.py.
 //
 // One JSON command per line on stdin, one JSON answer per line on stdout:
 //   {"op": "goto", "url": ...}              -> {"ok": true}
@@ -18,7 +18,7 @@ import puppeteer from 'puppeteer-core';
 
 const FIREFOX = '/usr/lib/firefox-esr/firefox-esr';
 // `node firefox.mjs --phone '{"width": ..., "height": ..., "deviceScaleFactor": ...}'`
-// stands in for a phone (tests/engines.py's PHONE): that viewport, and a coarse
+// stands in for a phone (tests/support/engines.py's PHONE): that viewport, and a coarse
 // pointer that cannot hover (Gecko's pointer capabilities: 1 is coarse).
 const phoneAt = process.argv.indexOf('--phone');
 const phone = phoneAt > 0 ? JSON.parse(process.argv[phoneAt + 1]) : null;

@@ -59,7 +59,7 @@ D_K_HANDLE_JS = (
 )
 
 
-# axe-core (npm, tests/drivers), as browsers' own accessibility audits run it, with WCAG
+# axe-core (npm, tests/support/drivers), as browsers' own accessibility audits run it, with WCAG
 # 2.2's target size (24 px), which axe leaves out by default.
 AXE = Path(__file__).parent / "drivers" / "node_modules" / "axe-core" / "axe.min.js"
 AXE_RUN_JS = """axe.run(document, {rules: {'target-size': {enabled: true}}}).then((result) =>
@@ -385,7 +385,7 @@ def _selenium_key(key: str) -> str:
     return "".join(f"_{c}" if c.isupper() and i else c for i, c in enumerate(key)).upper()
 
 
-# Each embed's state, as a course page of tests/fixtures/course_page.html heard it
+# Each embed's state, as a course page of tests/support/fixtures/course_page.html heard it
 # ("fitting" until its frame is as high as it said its content is).
 EMBED_STATES_JS = """JSON.stringify(embedStates().map((said, index) => said && (Math.abs(
   document.querySelectorAll('iframe')[index].getBoundingClientRect().height - said.height) <= 1
@@ -399,7 +399,7 @@ def print_in_webkit(
     ``embeds`` embeds, scrolled to in turn, said it is ready (``states_js``: the JSON
     of each one's state, as the course page heard it, once its frame fits it); return
     what each said. WebKitGTK itself, through GObject introspection
-    (tests/drivers/webkit_print.py): its WebDriver does not print. Its fresh WebKit
+    (tests/support/drivers/webkit_print.py): its WebDriver does not print. Its fresh WebKit
     boots the embeds one after another: the MkDocs page's three, 57 to 60 s here, 99 s
     beside a busy core, and past 120 s in CI beside the other worker's browsers; the
     ``timeout`` is the boot allowance of the engines' tests."""

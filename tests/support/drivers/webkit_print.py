@@ -1,4 +1,4 @@
-"""Prints a course page to PDF in WebKitGTK, for tests/engines.py (``print_in_webkit``).
+"""Prints a course page to PDF in WebKitGTK, for tests/support/engines.py (``print_in_webkit``).
 
 WebKitGTK's WebDriver has no Print command, so this drives WebKitGTK itself, through
 GObject introspection (Debian's gir1.2-webkit2-4.1 and python3-gi: run it with the
@@ -8,7 +8,7 @@ the JSON of each embed's state, as the page heard it), then prints the page as W
 prints it (no dialog) and says, as JSON on its last line, what each embed said and
 how many seconds after the start each was ready (so a timeout says which was slow).
 
-    xvfb-run -a /usr/bin/python3 tests/drivers/webkit_print.py URL OUT.pdf EMBEDS \
+    xvfb-run -a /usr/bin/python3 tests/support/drivers/webkit_print.py URL OUT.pdf EMBEDS \
         TIMEOUT_S STATES_JS
 """
 

@@ -3,19 +3,19 @@ PDF) shows the scenario in words in place of the controls, and each figure on sc
 whole, at the printed page's width; an embed on a course page prints its own.
 """
 
-import subprocess
-from pathlib import Path
-
 from browser import OTHER_SITE, STATUS_READY_JS, Console, http_server
+from embedding import course_page, live_frames, wait_fitted
 from engines import DEEP_JS, print_in_webkit
-from PIL import Image
 from playwright.sync_api import expect
-from test_embed import course_page, live_frames, wait_fitted
-from test_site import (  # noqa: F401 (fixtures)
+from printing import (
+    PRINTED_EMBEDS,
+    PRINTED_FIGURES_JS,
+    assert_printed_pdf,
+    assert_printed_words,
+)
+from site_pages import (
     BOOT_TIMEOUT,
     IN_VIEW_JS,
-    offline,
-    site_url,
     wait_until_ready,
 )
 
@@ -54,7 +54,6 @@ STILLS_JS = f"{DEEP_JS}('img.lab-print').length"  # the stills in the page
 # The scenario a page prints in words (shown on paper only), and how many figures its
 # last print showed whole (print_figures.js).
 PRINTED_SCENARIO_JS = f"() => ({SCENARIO_WORDS_JS})({DEEP_JS}('.lab-printed-scenario'))"
-PRINTED_FIGURES_JS = "() => Number(document.documentElement.dataset.labPrinted)"
 
 
 def assert_printed_whole(printed, words):
@@ -99,13 +98,6 @@ def test_a_printed_page_shows_its_scenario_in_words_and_each_figure_whole(offlin
     assert console.errors == []
 
 
-# A course page of two embeds, and what each prints: its figures, its scenario's words.
-PRINTED_EMBEDS = {
-    "?views=histogram&d_k=16": (1, ["d_k = 16", "scaling ÷ √d_k"]),
-    "?views=heatmap,entropy&d_k=512&scaling=linear": (2, ["d_k = 512", "scaling ÷ d_k,"]),
-}
-
-
 def test_a_course_page_prints_each_embed_with_its_own_scenario(offline, site_url, tmp_path):
     """A course page of two embeds, printed to PDF by Chromium: each embed prints its own
     scenario in words and a still of each of its own figures, in the PDF too. (The
@@ -142,36 +134,6 @@ def test_a_course_page_prints_each_embed_in_webkit(site, tmp_path):
             states = print_in_webkit(course_url + "index.html", len(PRINTED_EMBEDS), pdf)
     assert states == ["ready"] * len(PRINTED_EMBEDS)
     assert_printed_pdf(pdf, tmp_path)
-
-
-def assert_printed_words(pdf: Path, embeds: dict = PRINTED_EMBEDS):
-    """The PDF of a course page of ``embeds`` ({link: (figures, words)}) holds each
-    embed's scenario in words."""
-    text = subprocess.run(["pdftotext", pdf, "-"], capture_output=True, text=True, check=True)
-    for _, words in embeds.values():
-        for word in words:
-            assert word in text.stdout, (word, text.stdout)
-
-
-def assert_printed_pdf(pdf: Path, folder: Path, embeds: dict = PRINTED_EMBEDS):
-    """The PDF of a course page of ``embeds`` ({link: (figures, words)}) holds each
-    embed's scenario in words and each of its figures as an
-    image, not of one colour (WebKit printed a canvas made for the print black);
-    ``folder`` takes its images. (A figure may lie across two sheets: a frame taller
-    than the sheet is cut where the sheet ends, WebKit keeping one image on both and
-    Firefox making it two.)"""
-    assert_printed_words(pdf, embeds)
-    listed = subprocess.run(["pdfimages", "-list", pdf], capture_output=True, text=True, check=True)
-    images = [line.split() for line in listed.stdout.splitlines()[2:]]
-    drawn = {}  # each image's number in the list, by its object (not its alpha, "smask")
-    for _, number, kind, *_, object_id, _, _, _, _, _ in images:
-        if kind == "image":
-            drawn.setdefault(object_id, int(number))
-    assert len(drawn) >= sum(figures for figures, _ in embeds.values()), listed.stdout
-    subprocess.run(["pdfimages", "-png", pdf, folder / "image"], check=True)
-    for number in drawn.values():
-        colours = Image.open(folder / f"image-{number:03d}.png").convert("RGB").getcolors(2)
-        assert colours is None, (number, colours)  # (None: more than two colours)
 
 
 def test_an_embed_never_on_the_screen_prints_its_words(offline, site_url, tmp_path):

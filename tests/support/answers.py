@@ -353,7 +353,7 @@ def _figures(reading: dict, expected: Expected) -> list[str]:
                 windows = window_etas(results.rates, rule) if name != "lr_sweep:edge" else None
                 problems += compare_edges(name, shown[name], columns, twin[name], chaotic, windows)
             elif name == "best_lr:chaotic":
-                continue  # where the worker's twin parts from it: test_site.py (on an edge)
+                continue  # where the worker's twin parts: test_training_views.py (on an edge)
             elif name.startswith(WINDOWS):
                 edge = "best_lr:" + name.split(":")[-1]  # the rule's edges, page and here
                 problems += compare_windows(
@@ -519,7 +519,7 @@ def compare_windows(name, page, here, twin, page_edges, edges) -> list[str]:
     here's (``page_edges``, ``edges``: the rule's edge sources). Elsewhere which η train
     hangs on rounding, and the worker's own rounding may put them elsewhere too (seen:
     the cube root at d_k = 16384, ticks to 8.2 in the worker, to 5.6 here and in the
-    twin). Where ×, the chaotic edges, go is left to test_site.py: on an edge each."""
+    twin). Where ×, the chaotic edges, go is left to test_training_views.py: on an edge each."""
 
     def by_d_k(source):
         points = {}

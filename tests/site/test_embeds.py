@@ -1,17 +1,20 @@
-"""The embed in its course page, on the built site: the course page on another origin
-fits each frame to the embed's content from the embed's own messages, in each way
-course pages listen: the README's three lines on a plain page, Canvas's
-``lti.frameResize``, H5P's resizer (Moodle's); on a desktop and on phones. On another
-site, each embed goes live whether the browser lets it share one Python or not.
+"""The built site in a course page: the views a teacher picked; three embeds that go
+live on or off the screen, on one shared Python where the browser allows it, else a
+Python each; and the course page on another origin fitting each frame to the embed's
+content from the embed's own messages, in each way course pages listen (the README's
+three lines on a plain page, Canvas's ``lti.frameResize``, H5P's resizer, Moodle's),
+on a desktop and on phones.
 """
 
 import json
 import re
-from pathlib import Path
+from urllib.parse import parse_qsl
 
 import pytest
 from browser import (
+    COURSE_PAGE,
     CROSS_SITE_ARGS,
+    FIXTURES,
     OTHER_SITE,
     PARTITIONED_ARGS,
     STATUS_READY_JS,
@@ -21,84 +24,170 @@ from browser import (
     wait_for_source,
     write_course_page,
 )
-from engines import accessibility_violations
-from test_site import (  # noqa: F401 (fixtures)
+from embedding import (
+    FIRST_PAINT_JS,
+    FIT_JS,
+    STATUS,
+    STATUS_BAR,
+    course_page,
+    live_frames,
+    wait_fitted,
+    wait_live,
+)
+from engines import DEEP_JS, accessibility_violations
+from site_pages import (
     BOOT_TIMEOUT,
     COURSE_EMBEDS,
+    DEFAULT,
+    EMBED_TITLES,
+    IN_VIEW_JS,
+    SHOWN_VIEWS_JS,
     active_element_js,
-    offline,
-    site_url,
+    assert_shows_weights_of,
+    wait_until_ready,
 )
 
+from app.page import TITLE
+from app.simulation import Settings
 from sitebuild.serve import SiteHandler
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-FIXTURES = Path(__file__).parent / "fixtures"
-# The README's listener for a plain course page: the script of its "Embed" section.
-README_LISTENER = re.compile(
-    r"```html\n<script>\n(addEventListener\('message'.*?)</script>\n```", re.S
-)
-STATUS_BAR = "document.getElementById('lab-status')"
-STATUS = f"{STATUS_BAR}?.dataset.state"
-# How far the frame's height may lie above its content's (the issue's "within 20 px").
-FIT_SLACK = 20
 
-# The fit of a frame's page: its height less its content's (the bottom of Panel's main,
-# read here), and how far it scrolls inside (0: no inner scrollbar).
-FIT_JS = """() => { const d = document.documentElement;
-  const content = document.querySelector('main').getBoundingClientRect().bottom + scrollY;
-  return {slack: d.clientHeight - content, overflow: d.scrollHeight - d.clientHeight,
-    height: d.clientHeight}; }"""
-# Whether the frame is fitted: the status bar has gone (it shows 4 s after ready, and
-# is counted while it shows), and the fit is within FIT_SLACK.
-FITTED_JS = f"""() => {{ if (!document.getElementById('lab-status').hidden) return false;
-  const fit = ({FIT_JS})(); return fit.overflow === 0 && fit.slack >= 0
-    && fit.slack <= {FIT_SLACK}; }}"""
+def test_a_course_page_embeds_the_views_a_teacher_picked(offline, site_url, tmp_path):
+    """The page's embed code: the views of the section on screen, or those picked (from
+    any section), in a frame that fits them."""
+    page = offline.new_page()
+    page.goto(site_url + "?d_k=512&scaling=none&seed=3&section=saturation")
+    wait_until_ready(page)
+    picked = [page.get_by_role("checkbox", name=title, exact=True) for title in EMBED_TITLES]
+    assert [box.is_checked() for box in picked] == [False, True, True, True, True]
+    for box in picked[:4]:  # the spread, and not the saturation section's curves
+        box.click()
+    page.get_by_role("button", name="Copy embed code").click()
+    snippet = page.locator("textarea").input_value()
+    assert "views=spread%2Cheatmap" in snippet and "d_k=512" in snippet
+    assert "section=" not in snippet
+    height = int(snippet.split('height="')[1].split('"')[0])
+    page.close()
 
-
-def listener(kind: str, site_url: str) -> str:
-    """The course page's script that fits its frames: the README's (for the lab at
-    ``site_url``), or a Canvas-style or H5P-style parent's (tests/fixtures)."""
-    if kind == "readme":
-        script = README_LISTENER.search(README.read_text()).group(1)
-        assert "'https://your.host'" in script
-        return script.replace("https://your.host", site_url.rstrip("/"))
-    return (FIXTURES / f"{kind}_parent.js").read_text()
-
-
-def course_page(folder: Path, site_url: str, kind: str, links) -> Path:
-    """A course page in ``folder`` with an embed per link (the snippet's frames, 1200 px
-    high) and ``kind``'s listener after them."""
-    index = write_course_page(folder, site_url, links, gaps=[0] * len(links))
-    script = f"<script>\n{listener(kind, site_url)}</script>\n</body>"
-    index.write_text(index.read_text().replace("</body>", script))
-    return index
+    fixture = COURSE_PAGE.read_text()
+    (tmp_path / "index.html").write_text(fixture.replace("{{ SNIPPET }}", snippet))
+    already_outside = len(offline.outside)
+    with http_server(tmp_path) as course_url:
+        page = offline.new_page()
+        console = Console(page)
+        page.goto(course_url)
+        frame = page.locator("iframe").element_handle().content_frame()
+        wait_until_ready(frame)
+        wait_for_source(frame, "spread:marker", "(d) => d.d_k[0] === 512")
+        assert_shows_weights_of(frame, Settings(d_k=512, scaling="none", seed=3, **DEFAULT))
+        assert frame.evaluate("document.documentElement.scrollWidth") <= 640  # the frame's width
+        # The frame fits its content: no inner scrolling, and not much empty space.
+        content = frame.evaluate("document.documentElement.scrollHeight")
+        assert content <= height, (content, height)
+        assert content >= 0.85 * height, (content, height)
+        shown = frame.evaluate(SHOWN_VIEWS_JS)
+        assert shown == ["view:spread", "view:heatmap"]  # from two sections
+        assert frame.get_by_role("link", name="Open the full Attention Scaling Lab").count() == 1
+    assert offline.outside[already_outside:] == []
+    assert console.errors == []
 
 
-def wait_fitted(frame):
-    """Wait until ``frame``'s height fits its content; fail saying how it does not."""
-    try:
-        frame.wait_for_function(FITTED_JS, timeout=30_000, polling=100)
-    except Exception as error:
-        raise AssertionError(f"not fitted: {frame.evaluate(FIT_JS)}") from error
-    return frame.evaluate(FIT_JS)
+# The titles laid out (the embed layout's, for screen readers): the size of the pane
+# that clips each, and its text.
+EMBED_TITLE_JS = f"""() => {DEEP_JS}('h1').filter((h) => h.getClientRects().length)
+  .map((h) => {{ const box = h.getRootNode().host.getBoundingClientRect();
+    return [box.width, box.height, h.textContent]; }})"""
 
 
-def wait_live(frame):
-    """Wait until ``frame``'s status bar leaves "loading": it must say ready (or busy),
-    not failed."""
-    frame.wait_for_url(re.compile(r"\?"))
-    frame.wait_for_function(f"() => {STATUS} !== 'loading'", timeout=BOOT_TIMEOUT, polling=100)
-    assert frame.evaluate(STATUS_READY_JS), frame.evaluate(f"{STATUS_BAR}.textContent")
+# The colour of each slider's filled track, and the page's primary colour it takes (an
+# embed drawn live off the screen had Panel's grey, the others noUiSlider's teal).
+SLIDER_FILLS_JS = f"""() => {DEEP_JS}('.noUi-connect').filter((c) => c.offsetParent)
+  .map((c) => getComputedStyle(c).backgroundColor)"""
+PRIMARY = "rgb(0, 114, 181)"  # Panel's --panel-primary-color, #0072b5
 
 
-def live_frames(page, count: int) -> list:
-    """The page's frames, the first ``count`` waited for until they are live
-    (``wait_live``)."""
-    frames = [f.content_frame() for f in page.locator("iframe").element_handles()]
-    for frame in frames[:count]:
-        wait_live(frame)
-    return frames
+def test_a_course_page_s_three_embeds_go_live_and_say_so_on_or_off_the_screen(
+    offline, site_url, tmp_path
+):
+    """Three embeds on a course page of another origin (lazy frames as the embed code
+    writes them, three scenarios), the second below the fold and the third far below:
+    each goes live, and its status bar says ready as soon as its Python is, drawn or
+    not. (Off the screen the browser draws no frame; the status waited for one, said
+    "loading" and then "Still loading after 90 s" of a page that was live.) Scrolled
+    to, each shows its views, under a title only screen readers read.
+
+    The three share one Python (a SharedWorker), each with a document of its own: a
+    move in one changes nothing in the others, and an embed that goes (here the first,
+    whose document Python started with) and comes back gets a new one, while the others
+    go on answering. Each tells the course page its state. Each one's sliders fill in
+    the page's primary colour, whether the embed was drawn on the screen or off it."""
+    # Chromium loads a lazy frame within 1250 to 8000 px of the screen, by the network
+    # it estimates: the third, 12000 px below, waits to be scrolled to.
+    write_course_page(tmp_path, site_url, COURSE_EMBEDS, gaps=[0, 200, 12_000])
+    with http_server(tmp_path) as course_url:  # another port: another origin
+        page = offline.new_page()
+        console = Console(page)
+        page.goto(course_url)
+        frames = [f.content_frame() for f in page.locator("iframe").element_handles()]
+        for frame in frames[:2]:
+            frame.wait_for_url(re.compile(re.escape(site_url) + r"\?"))
+            # Polled by time: a frame off the screen runs no animation frames.
+            frame.wait_for_function(STATUS_READY_JS, timeout=BOOT_TIMEOUT, polling=100)
+        assert [frame.evaluate(IN_VIEW_JS) for frame in frames[:2]] == [True, False]
+        assert frames[2].url in ("", "about:blank")  # far below: not loaded yet
+        for index, (frame, views) in enumerate(zip(frames, COURSE_EMBEDS.values(), strict=True)):
+            page.locator("iframe").nth(index).scroll_into_view_if_needed()
+            wait_until_ready(frame)
+            assert frame.evaluate(IN_VIEW_JS)
+            frame.wait_for_function(
+                f"() => ({SHOWN_VIEWS_JS})().join() === "
+                f"{json.dumps(','.join(f'view:{v}' for v in views))}"
+            )
+            assert frame.evaluate(EMBED_TITLE_JS) == [[1, 1, TITLE]]  # 1 px, clipped
+            assert set(frame.evaluate(SLIDER_FILLS_JS)) == {PRIMARY}, index
+        assert [f.evaluate("pyodideWorker.python") for f in frames] == ["shared"] * 3
+        told = page.evaluate("embedStates().map((s) => [s.state, s.python])")
+        assert told == [["ready", "shared"]] * 3
+
+        # A move in the first embed is its own: the others keep their scenarios.
+        slider_handle(frames[0], "d_k").press("ArrowLeft")
+        wait_for_source(frames[0], "spread:marker", "(d) => d.d_k[0] === 256")
+        frames[0].wait_for_url(re.compile(r"d_k=256&"))
+        assert [dict(parse_qsl(f.url.split("?")[1]))["d_k"] for f in frames] == ["256", "64", "64"]
+        # The first embed goes and comes back at another link: a new document of its own.
+        page.locator("iframe").nth(0).evaluate("(f) => { f.src = f.src + '&seed=5'; }")
+        frames[0].wait_for_url(re.compile(r"seed=5"))
+        wait_until_ready(frames[0])
+        assert dict(parse_qsl(frames[0].url.split("?")[1]))["d_k"] == "512"
+        wait_for_source(frames[0], "spread:marker", "(d) => d.d_k[0] === 512")
+        # and the second still answers its moves.
+        page.locator("iframe").nth(1).scroll_into_view_if_needed()
+        slider_handle(frames[1], "d_k").press("ArrowRight")
+        frames[1].wait_for_url(re.compile(r"d_k=128&"))
+        wait_until_ready(frames[1])
+    assert console.errors == []
+
+
+def test_each_embed_runs_a_python_of_its_own_where_the_browser_shares_none(
+    offline, site_url, tmp_path
+):
+    """Where the browser has no SharedWorker (some phones' browsers), each embed of a
+    course page starts a worker of its own, goes live and tells the course page so."""
+    links = list(COURSE_EMBEDS)[:2]
+    write_course_page(tmp_path, site_url, links, gaps=[0, 200])
+    with http_server(tmp_path) as course_url:
+        page = offline.new_page()
+        console = Console(page)
+        page.add_init_script("delete window.SharedWorker")  # in every frame
+        page.goto(course_url)
+        frames = [f.content_frame() for f in page.locator("iframe").element_handles()]
+        for frame in frames:
+            frame.wait_for_url(re.compile(re.escape(site_url) + r"\?"))
+            frame.wait_for_function(STATUS_READY_JS, timeout=BOOT_TIMEOUT, polling=100)
+        assert [f.evaluate("pyodideWorker.python") for f in frames] == ["own", "own"]
+        told = page.evaluate("embedStates().map((s) => [s.state, s.python])")
+        assert told == [["ready", "own"]] * 2
+    assert console.errors == []
 
 
 @pytest.mark.parametrize("kind", ["readme", "canvas", "h5p"])
@@ -182,30 +271,6 @@ def test_the_snippet_alone_has_no_scroll_trap_on_a_phone(offline, site_url, tmp_
         assert fit["overflow"] == 0 and 0 <= fit["slack"] <= 0.15 * fit["height"], fit
         context.close()
     assert console.errors == []
-
-
-# Counts, in each frame, the frames drawn while the embed loads with Bokeh's prerendered
-# page laid out, and those of them not under the placeholder.
-FIRST_PAINT_JS = """(() => {
-  window.paints = {loading: 0, uncovered: 0, drawnUncovered: null};
-  // Whether the placeholder was on when BokehJS first put a view of the page in it
-  // (before any frame can be painted: a MutationObserver's answer is a microtask).
-  new MutationObserver((records, observer) => {
-    if (!window.Bokeh?.index || [...Bokeh.index.all_views()].length === 0) return;
-    observer.disconnect();
-    paints.drawnUncovered = !document.documentElement.classList.contains('lab-placeholder');
-  }).observe(document, {childList: true, subtree: true});
-  const watch = () => {
-    const bar = document.getElementById('lab-status');
-    if (bar && bar.dataset.state !== 'loading') return;
-    if (window.Bokeh?.index && [...Bokeh.index.all_views()].length) {
-      paints.loading += 1;
-      if (!document.documentElement.classList.contains('lab-placeholder')) paints.uncovered += 1;
-    }
-    requestAnimationFrame(watch);
-  };
-  requestAnimationFrame(watch);
-})()"""
 
 
 def test_an_embed_paints_no_other_scenario_before_it_is_live(offline, site_url, tmp_path):
@@ -364,8 +429,8 @@ def test_an_embed_whose_document_fails_does_not_hold_up_the_next(offline, site, 
     page waiting after it: the third embed said "loading" for good.) The lab has a
     server of its own here: the failure's traceback reads source files that no working
     session reads, which site_url's server would count against the session's pack
-    (test_site.reads_only_its_pack) in the next test of the site. And the shared Python
-    keeps no document of the failed page (it kept its half-built one)."""
+    (tests/site/conftest.py, reads_only_its_pack) in the next test of the site. And the
+    shared Python keeps no document of the failed page (it kept its half-built one)."""
     links = list(COURSE_EMBEDS)
     with http_server(site, SiteHandler) as lab_url:
         folder = course_page(tmp_path, lab_url, "readme", links).parent

@@ -18,7 +18,7 @@ a test knows an answer is its action's without asking the page anything:
     <key press or click>
     answer = site.answer(trigger="click", count=1)   # no evaluate while it waits
 
-Works in every engine (``tests/engines.py``): the beacons go over HTTP.
+Works in every engine (``tests/support/engines.py``): the beacons go over HTTP.
 """
 
 import json

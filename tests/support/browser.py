@@ -45,7 +45,7 @@ CROSS_SITE_ARGS = [f"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {LOCAL}, EXC
 # turns partitioning off among the features it disables; this switch, the last, replaces
 # its list with the one of them that matters here (no paint held back between pages).
 PARTITIONED_ARGS = ["--disable-features=PaintHolding"]
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 # Every ColumnDataSource of a Bokeh document, by name, as plain JS arrays.
 READ_SOURCES_JS = """(names) => {
@@ -155,9 +155,8 @@ def watched_site_handler(script: str) -> type[SiteHandler]:
     return WatchedSiteHandler
 
 
-# The hash of its content that the build puts in the name of each large file of the
-# site (sitebuild.offline.hashed_name).
-COURSE_PAGE = Path(__file__).parent / "fixtures" / "course_page.html"
+FIXTURES = Path(__file__).parent / "fixtures"  # course pages and their parents' scripts
+COURSE_PAGE = FIXTURES / "course_page.html"
 # Ready: the status bar says so (busy: ready, and computing a change).
 STATUS_READY_JS = (
     "() => ['ready', 'busy'].includes(document.getElementById('lab-status')?.dataset.state)"
@@ -165,9 +164,9 @@ STATUS_READY_JS = (
 
 
 def write_course_page(folder: Path, site_url: str, links, gaps) -> Path:
-    """A course page (``tests/fixtures/course_page.html``) in ``folder`` that embeds the
-    site at ``site_url`` once per link: lazy frames as the embed code writes them, each
-    after ``gaps[i]`` px of the lesson. Returns its ``index.html``."""
+    """A course page (``fixtures/course_page.html``) in ``folder`` that embeds the site
+    at ``site_url`` once per link: lazy frames as the embed code writes them, each after
+    ``gaps[i]`` px of the lesson. Returns its ``index.html``."""
     snippet = "".join(
         f'<p style="height: {gap}px">The lesson goes on.</p>\n<iframe src="{site_url}{link}"'
         ' title="Attention Scaling Lab" width="100%" height="1200"'
@@ -179,6 +178,8 @@ def write_course_page(folder: Path, site_url: str, links, gaps) -> Path:
     return index
 
 
+# The hash of its content that the build puts in the name of each large file of the
+# site (sitebuild.offline.hashed_name).
 CONTENT_HASH = re.compile(r"\.[0-9a-f]{16}(?=\.)")
 
 

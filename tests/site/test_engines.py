@@ -2,9 +2,9 @@
 
 Each check is written once against ``engines.Engine`` and runs in each engine
 in turn (one browser at a time: the machine has two cores). They keep to what
-only a browser can show; the richer Chromium-only checks are in test_site.py.
+only a browser can show; the richer Chromium-only checks are in the other modules of tests/site/.
 
-Run one engine alone with ``bash tests/run tests/test_engines.py -k firefox``.
+Run one engine alone with ``bash tests/run tests/site/test_engines.py -k firefox``.
 
 No error is allowed in any engine. WebKit reported "ResizeObserver loop
 completed with undelivered notifications" twice per load on the build before
@@ -33,7 +33,7 @@ from engines import (
     open_engine,
 )
 from observer import ObservedSite
-from test_site import (
+from site_pages import (
     COURSE_EMBEDS,
     DEFAULT,
     EXPORTED,
@@ -175,7 +175,7 @@ def test_the_learning_rate_sweep_is_there_at_once_and_sweeps_anew(engine, site_u
     """The default scenario's learning rates are the snapshot's: on screen at ready. A link
     to another variance trains them in the background, its titles saying how far it has
     got, to the curves and edges computed here (in Chromium:
-    test_site.test_the_learning_rate_views_show_the_sweep_of_their_scenario)."""
+    test_training_views.test_the_learning_rate_views_show_the_sweep_of_their_scenario)."""
     engine.goto(site_url + "?section=learning")
     wait_until_ready(engine)
     assert engine.evaluate(RATES_JS) == "checked"
@@ -292,7 +292,7 @@ def test_questions_lecture_mode_the_keyboard_and_an_embed_follow_the_sections(en
 # {name, data (base64)} in window.__saved. Panel's download button and the PNG
 # export both click a link to a blob with a download name; the file is read back
 # instead of saved (a save dialog or folder differs in every engine; Chromium's
-# own download is checked in test_site.py).
+# own download is checked in test_views.py).
 CATCH_SAVED_JS = """(() => {
   window.__saved = [];
   const click = HTMLAnchorElement.prototype.click;
@@ -338,7 +338,7 @@ def test_a_course_page_s_embeds_share_one_python_and_go_live(engine, site_url, t
 
 
 def test_the_data_and_every_figure_can_be_taken_away(engine, site_url):
-    """The CSV and the PNG of the scenario on screen, as in test_site.py: the CSV from
+    """The CSV and the PNG of the scenario on screen, as in test_views.py: the CSV from
     the keyboard (Panel's download button answered a press on its label only), the
     PNG with a click on its button."""
     engine.goto(site_url + EXPORTED)
@@ -493,7 +493,7 @@ def test_a_phone_lays_the_page_out_at_its_width_and_takes_taps(name, site_url, o
     page laid out at the phone's width with nothing past it, type of 14 px or more,
     every control a 44 px target, nothing for axe-core to find, and a tap on a slider's
     track and on a section's button; lecture mode, in its large type, at the same width.
-    (Chromium's full iPhone, its mobile viewport included, is test_site.py's too.)"""
+    (Chromium's full iPhone, its mobile viewport included, is test_access.py's too.)"""
     with open_engine(name, phone=True) as engine:
         engine.goto(site_url)
         wait_until_ready(engine)
