@@ -2,6 +2,7 @@
 messages and its error, running a command, and editing a file that is not ours."""
 
 import subprocess
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -12,8 +13,12 @@ CACHE = REPO / "static" / "cache"
 UNGZIPPED_JS = STATIC / "ungzipped.js"
 
 
+START = time.monotonic()  # the build's steps are timed from its process's start
+
+
 def say(message: str):
-    print(f"[build] {message}", flush=True)
+    """Print the build's next step, after the seconds since it started."""
+    print(f"[build {time.monotonic() - START:4.0f} s] {message}", flush=True)
 
 
 class BuildError(RuntimeError):
