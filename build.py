@@ -60,7 +60,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sitebuild import first_text, offline, page, panel_patches, serve, snapshot, wheels
+from sitebuild import first_text, offline, page, runtime, serve, snapshot, wheels
 from sitebuild.common import REPO, UNGZIPPED_JS, BuildError, say
 
 SITE = REPO / "static" / "site"
@@ -68,21 +68,23 @@ CDN_SITE = REPO / "static" / "site-cdn"
 # Every file under static/ that the build reads (the site is stale when one changes).
 BUILD_TEMPLATES = (
     page.WORKER_PRELUDE,
-    panel_patches.STATUS_HTML,
-    panel_patches.PLACEHOLDER_HTML,
-    panel_patches.EMBED_HOST_JS,
-    panel_patches.KEEP_SCENARIO_JS,
+    runtime.STATUS_HTML,
+    runtime.PLACEHOLDER_HTML,
+    runtime.EMBED_HOST_JS,
+    runtime.KEEP_SCENARIO_JS,
     page.THEORY_HTML,
     wheels.PRECOMPILE_JS,
-    panel_patches.WORKER_ERRORS_JS,
-    panel_patches.SHARED_WORKER_JS,
-    panel_patches.LAB_WORKER_JS,
+    runtime.WORKER_ERRORS_JS,
+    runtime.WORKER_TEMPLATE,
+    runtime.HANDLER_TEMPLATE,
+    runtime.SHARED_WORKER_JS,
+    runtime.LAB_WORKER_JS,
     snapshot.SNAPSHOT_JS,
     snapshot.MAKE_SNAPSHOT_JS,
     snapshot.WORKER_SNAPSHOT_JS,
     snapshot.WORKER_RUNTIME_JS,
-    panel_patches.AHEAD_JS,
-    panel_patches.NEXT_CHANGE_JS,
+    runtime.AHEAD_JS,
+    runtime.NEXT_CHANGE_JS,
     page.PAGE_SCRIPTS_JS,
     first_text.FIRST_TEXT_HTML,
     snapshot.SESSION_FILES,
@@ -111,7 +113,7 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
         page.convert(work)
         page.localise(work)
         page.check_no_cdn(work)
-    panel_patches.add_status(work)
+    runtime.add_status(work)
     first_text.add_first_text(work)
     page.add_viewport(work)
     page.add_main_landmark(work)
@@ -121,7 +123,7 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
         page.compress_page_scripts(work)
     page.add_theory(work)
     names = {} if cdn else offline.name_by_content(work)
-    panel_patches.name_shared_worker(work)  # once the worker holds the names of its files
+    runtime.name_shared_worker(work)  # once the worker holds the names of its files
     if not cdn:
         offline.add_service_worker(work, names)
     shutil.rmtree(final, ignore_errors=True)

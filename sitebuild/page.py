@@ -13,6 +13,7 @@ import string
 from pathlib import Path
 
 from sitebuild.common import REPO, STATIC, UNGZIPPED_JS, BuildError, replace_once, say
+from sitebuild.runtime import use_own_runtime
 
 ENTRY = REPO / "app" / "main.py"
 PANEL_ROOT = "./panel/"  # PANEL_CDN_ROOT of the self-contained site, relative to the page
@@ -35,6 +36,7 @@ def convert(site: Path, app_wheel: Path | None = None):
         os.environ["PANEL_CDN_ROOT"] = PANEL_ROOT  # read when panel is first imported
     from panel.io import convert as panel_convert
 
+    use_own_runtime(panel_convert)
     if self_contained:
         panel_convert.PYODIDE_URL = "./pyodide/pyodide.js"
         prelude = WORKER_PRELUDE.read_text().replace('"PANEL_ROOT"', f'"{PANEL_ROOT}"')

@@ -17,7 +17,7 @@ import zstandard
 from sitebuild.common import STATIC, UNGZIPPED_JS, BuildError, replace_once, run, say
 from sitebuild.inputs import fetch_fzstd_npm
 from sitebuild.page import WORKER_REQUIREMENTS
-from sitebuild.panel_patches import START_GATE
+from sitebuild.runtime import START_GATE
 
 # The worker's memory snapshot: made in node by MAKE_SNAPSHOT_JS, restored by
 # WORKER_SNAPSHOT_JS, both with the helpers in SNAPSHOT_JS.
@@ -59,9 +59,10 @@ FZSTD_JS = "package/umd/index.js"  # in fzstd's npm package; shipped as snapshot
 # The worker boots from the snapshot when it can (see static/worker_snapshot.js).
 # Then, while the page draws the document it sent, Python applies the page's
 # location to it (a link's scenario): the changes wait in the held document and go
-# to the page as one patch once it has rendered, and the page's own location
-# message, the same, is not applied again (panel_patches.PAGE_LOCATION). Before,
-# the worker computed a link's scenario only after the page had drawn the default one.
+# to the page as one patch once it has rendered, and the page's own location message,
+# the same, is not applied again (static/runtime/pyodide_worker.js, appliedLocation).
+# Before, the worker computed a link's scenario only after the page had drawn the
+# default one.
 PANEL_BOOT = "  self.pyodide = await loadPyodide();\n"
 SNAPSHOT_BOOT = """\
   self.pyodide = await restoreSnapshot();

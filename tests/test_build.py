@@ -13,16 +13,19 @@ import socket
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
+import panel
 import pytest
 from browser import REPO, site_file, unhashed
 from pyodide_lock import PyodideLockSpec
 
 import build
+from sitebuild import runtime
 from sitebuild.common import BuildError
 from sitebuild.inputs import check_sha256
 from sitebuild.page import UNUSED_BOKEH_BUNDLES, check_no_cdn
-from sitebuild.panel_patches import MERGED_CLICKS
+from sitebuild.runtime import HANDLER_TEMPLATE, MERGED_CLICKS, WORKER_TEMPLATE
 from sitebuild.serve import serve
 from sitebuild.snapshot import SESSION_STDLIB, WORKER_SNAPSHOT_JS, listed
 from sitebuild.wheels import PYODIDE_PATCHES, close_lock, rewrite_wheel
@@ -329,3 +332,40 @@ def test_new_draw_is_the_button_whose_quick_clicks_merge():
     lab = AttentionLab()
     assert MERGED_CLICKS in lab.new_draw.tags
     assert MERGED_CLICKS not in lab.stage.next_section.tags
+
+
+# Panel 1.9.4's templates that the runtime's own (static/runtime/) were derived from,
+# by their sha256: a Panel whose templates differ fails here, naming the one to compare.
+PANEL_TEMPLATES = {
+    WORKER_TEMPLATE: "9ff7af85f24059b3c1f557891500acf63dff129dc8441156915980e5fe45161b",
+    HANDLER_TEMPLATE: "05130a390232504267e3121cd27ddaa0520494fef34aedf031f21b289d842d56",
+}
+
+
+def test_the_runtime_is_derived_from_panel_s_templates_as_they_are():
+    """Each of Panel's templates the runtime's were derived from is as it was then."""
+    panel_templates = Path(panel.__file__).parent / "_templates"
+    for own, digest in PANEL_TEMPLATES.items():
+        theirs = panel_templates / own.name
+        assert sha256_of(theirs) == digest, f"{theirs} changed: compare it with {own}"
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # Panel 1.9 on Panel 2
+def test_panel_s_converter_writes_the_runtime_s_own_worker_and_handler():
+    """Panel's converter renders the project's templates, where it takes its own, each
+    with the lab's scripts it includes whole; the handler merges by MERGED_CLICKS."""
+    from panel.io import convert as panel_convert
+
+    runtime.use_own_runtime(panel_convert)
+    worker = panel_convert.WEB_WORKER_TEMPLATE.render(
+        PYODIDE_URL="./pyodide/pyodide.js", data_archives="", env_spec="'app'", code="1"
+    )
+    handler = panel_convert.WORKER_HANDLER_TEMPLATE.render(name="main", loading_spinner="arc")
+    for script in (runtime.SHARED_WORKER_JS, runtime.WORKER_ERRORS_JS):
+        assert script.read_text() in worker, script
+    assert worker.startswith(runtime.SHARED_WORKER_JS.read_text())
+    assert runtime.START_GATE in worker and worker.endswith("startApplication()\n});\n")
+    for script in (runtime.LAB_WORKER_JS, runtime.AHEAD_JS, runtime.NEXT_CHANGE_JS):
+        assert script.read_text() in handler, script
+    assert f"includes({json.dumps(MERGED_CLICKS)})" in handler
+    assert 'labWorker("./main.js")' in handler
