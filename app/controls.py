@@ -123,8 +123,8 @@ def scenario_widgets(s: Scenario) -> dict:
     for name, widget in widgets.items():
         widget.sizing_mode = widget.sizing_mode or "stretch_width"
         # In the browser build a slider acts while it is dragged: the worker takes
-        # the next value only when it is done with the last (sitebuild.panel_patches,
-        # PAGE_APPLY and PAGE_IDLE).
+        # the next value only when it is done with the last (its 'idle', in
+        # static/runtime/pyodide_worker.js).
         # A server would queue every value of a drag, so there it acts on release.
         live = in_browser_build() or "value_throttled" not in widget.param
         throttled = "value" if live else "value_throttled"

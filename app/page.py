@@ -145,7 +145,7 @@ class AttentionLab(pn.viewable.Viewer):
         s = self.scenario
         self.widgets = scenario_widgets(s)
         # Quick clicks while Python works merge into one: each would show a new draw
-        # (sitebuild.panel_patches.MERGED_CLICKS; any other button's clicks all count).
+        # (sitebuild.runtime.MERGED_CLICKS; any other button's clicks all count).
         self.new_draw = pn.widgets.Button(
             name="New draw", button_type="primary", width=110, tags=["merged-clicks"]
         )

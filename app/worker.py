@@ -8,8 +8,8 @@ so the page applies a move in one go, and ``apply_page_patch`` applies the
 page's changes through the same link. Changes sent ahead (``app.look_ahead``)
 go to the page as ``{type: 'ahead', key, applied, patch, buffers}``, which
 ``static/ahead.js`` keeps for the page's next change (``key`` null: what was
-sent still holds). The build (``sitebuild/panel_patches.py``) makes the
-worker call them instead of Panel's.
+sent still holds). The lab's worker (``static/runtime/pyodide_worker.js``)
+calls them instead of Panel's.
 
 The embeds of a course page share one worker, and so one Python
 (``static/shared_worker.js``), which holds a document for each, as ``panel

@@ -5,8 +5,8 @@ file that is not ours); ``inputs`` fetches the pinned inputs and checks their sh
 wheels rewritten and precompiled, this project's wheel, the lock); ``snapshot``
 makes the worker's memory snapshot and the pack of the files it lacks, and ships
 the runtime compressed; ``page`` converts the app with Panel, then localises, edits,
-checks and compresses the page, with the theory page beside it; ``panel_patches``
-edits Panel's worker and page so that they exchange the document's changes as the
-app needs, and adds the status bar; ``offline`` names the large files by their
+checks and compresses the page, with the theory page beside it; ``runtime`` makes
+Panel's converter write the lab's own worker and page handler (``static/runtime/``),
+and adds the status bar; ``offline`` names the large files by their
 content and adds the service worker that keeps the site for the next visit;
 ``serve`` serves the built site."""

@@ -48,9 +48,10 @@ NO_TABLE_SCAN = "var updateTableMap=(offset,count)=>{};"
 # iPadOS Safari says "MacIntel", so iPads crashed (pyodide#5670). Upstream's fix
 # (pyodide#5695, in 0.28) also reads the user agent, and takes a "MacIntel" with
 # touch points for an iPad; in a worker, whose navigator has no touch points, those
-# the page told (panel_patches.START_GATE). Where it skips the trampoline, the table
-# slot the trampoline takes elsewhere is taken by a stand-in, so that every later slot
-# is where the snapshot (made in node, with the trampoline) has it (see TABLE_SCAN).
+# the page told (its 'start', static/runtime/pyodide_worker.js). Where it skips the
+# trampoline, the table slot the trampoline takes elsewhere is taken by a stand-in, so
+# that every later slot is where the snapshot (made in node, with the trampoline) has
+# it (see TABLE_SCAN).
 SKIP_ON_IOS = (
     "let isIOS=globalThis.navigator&&/iPad|iPhone|iPod/.test(navigator.platform);"
     "if(isIOS){return 0}"

@@ -1,5 +1,5 @@
 // What an embed tells the course page around it: its state and its content's height,
-// in the three ways course pages listen for. sitebuild.panel_patches.add_status puts
+// in the three ways course pages listen for. sitebuild.runtime.add_status puts
 // this before the status bar (static/status.html), which tells its state through it.
 //
 // - Its own message, to any page: {type: 'attention-scaling-lab', state ('loading',

@@ -5,7 +5,7 @@
 // the link it was loaded at, as each change is answered and as it goes; loaded at that
 // link again, it goes back to it before anything reads the address. Where the browser
 // grants a frame no storage, the embed starts at its link, as before.
-// sitebuild.panel_patches.add_status puts this before the status bar.
+// sitebuild.runtime.add_status puts this before the status bar.
 (() => {
   if (window.parent === window) return;  // a page of its own keeps its address itself
   let storage;

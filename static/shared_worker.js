@@ -12,7 +12,7 @@
 // statuses of the start) goes to every page, but for the started document, which goes
 // to the page chosen for it. A page says 'bye' as it goes; then its document
 // goes too, and when no page is left the browser ends the worker.
-// The build puts this at the top of the worker (sitebuild/panel_patches.py).
+// First in the worker (static/runtime/pyodide_worker.js).
 if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorkerGlobalScope) {
   (() => {
     const pages = new Set();  // {port, number, location, inView, hasDocument, ...}

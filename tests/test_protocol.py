@@ -1,24 +1,21 @@
 """static/PROTOCOL.md names every message the browser runtime sends: each message
 type, status, course-page message and page event, found in the code that sends it
-(static/, app/, and the templates of Panel's converter the runtime builds on)."""
+(static/, its runtime's templates, and app/)."""
 
 import re
 from functools import cache
 from pathlib import Path
 
-import panel
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PROTOCOL = REPO / "static" / "PROTOCOL.md"
-PANEL_TEMPLATES = Path(panel.__file__).parent / "_templates"
 SOURCES = [
     *sorted((REPO / "static").glob("*.js")),
     *sorted((REPO / "static").glob("*.html")),
     *sorted((REPO / "app").rglob("*.py")),
     *sorted((REPO / "app" / "assets").glob("*.js")),
-    PANEL_TEMPLATES / "pyodide_worker.js",
-    PANEL_TEMPLATES / "pyodide_handler.js",
+    *sorted((REPO / "static" / "runtime").glob("*.js")),
 ]
 # What the code sends, by kind: a message's type (JavaScript's {type: 'x'} and
 # {'type': 'x'}, Python's {"type": "x"}), a course page's subject and H5P's action, a

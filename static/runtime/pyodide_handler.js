@@ -1,3 +1,21 @@
+{#
+  The page's side of the lab's worker: Panel 1.9.4's pyodide_handler.js (pinned by its
+  sha256 in tests/test_build.py), the project's own, rendered by Panel's converter
+  with Panel's variables into a script of the page (sitebuild/runtime.py). Its
+  changes to Panel's:
+  - the worker is the shared one of a course page's embeds where the browser allows
+    it, else the page's own (lab_worker.js);
+  - the page applies the changes the worker sent ahead of a move as it posts the
+    move (ahead.js), and posts the change it held back while Python worked as
+    Python's answer comes (next_change.js): two changes in flight at most;
+  - while the worker is busy, every change waits, and repeats merge: the latest value
+    of a property wins, and repeated clicks of a button tagged "merged-clicks"
+    (sitebuild.runtime.MERGED_CLICKS: "New draw", where ten new draws show what one
+    does) are one; any other button's clicks all go (three quick clicks on "Next"
+    are three sections on). Panel's queued only property changes, so ten quick
+    clicks on "New draw" queued ten full updates in the worker.
+  The messages are in static/PROTOCOL.md.
+#}
 {% include "lab_worker.js" %}
 const pyodideWorker = labWorker("./{{ name }}.js");
 pyodideWorker.busy = false

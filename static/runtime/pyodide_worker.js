@@ -1,3 +1,24 @@
+{#
+  The lab's worker (main.js): Panel 1.9.4's pyodide_worker.js (pinned by its sha256 in
+  tests/test_build.py), the project's own, rendered by Panel's converter with Panel's
+  variables (sitebuild/runtime.py). Its changes to Panel's:
+  - it runs as a SharedWorker too, one Python for a course page's embeds
+    (shared_worker.js);
+  - a file that fails to load (Pyodide's wasm hangs on it instead of failing) or an
+    error in an async step is said as a status, which the page shows as failed,
+    rather than left loading for good (worker_errors.js);
+  - it waits for the page's word ('start') before it starts Python, so that compiling
+    10 MB of wasm does not compete with drawing the prerendered plots; the word
+    carries the page's location and touch points, which a worker's navigator lacks
+    and the runtime reads to tell an iPad from a Mac (sitebuild/wheels.py). The
+    build's snapshot step puts its scripts before the gate and boots Python from the
+    snapshot (sitebuild/snapshot.py);
+  - the page's messages are handled in the order they come, and at once
+    (runPython, not runPythonAsync), the document's changes go one message per
+    Python task (app/worker.py), and it says it is idle only once Python is done
+    with a change.
+  The messages are in static/PROTOCOL.md.
+#}
 {% include "shared_worker.js" %}
 {% include "worker_errors.js" %}
 self.addEventListener('message', function startWhenAsked(event) {
@@ -66,6 +87,13 @@ async function startApplication() {
 
 self.onmessage = async (event) => {
   const msg = event.data
+{#
+  "rendered" (link the document) and the page's URL run at once, as its changes do:
+  while those two were queued (runPythonAsync) and a change was not, a change right
+  behind them (a layout change the page makes as it draws) ran before the document
+  was linked, and the page said it failed (3 loads in 45 in WebKit). Panel's link
+  sends one message per Bokeh event; app.worker's, one per Python task.
+#}
   if (msg.type === 'rendered') {
     self.pyodide.runPython(`
     from panel.io.state import state
@@ -73,6 +101,17 @@ self.onmessage = async (event) => {
 
     link_document(state.curdoc, sendPatch, setter='js', post=globals().get('postToPage'))
     `)
+{#
+  The page's change, applied through app.worker's link: after Python's pending
+  changes are sent (else the models they add are counted as synced unsent), and
+  without those to models that left the document (a closed section's figures), which
+  made Bokeh drop the whole merged patch (app/patches.py). Applied at once, not
+  queued behind the event loop's tasks (a slice of the background training), with
+  what the page applied ahead for it (app/look_ahead.py). Panel's worker said it was
+  idle as soon as it had started on a change, so the page sent the next at once and
+  a drag's changes piled up behind Python; said once Python is done (and its reply
+  sent), the page holds back and merges what comes meanwhile.
+#}
   } else if (msg.type === 'patch') {
     self.pyodide.globals.set('patch', msg.patch)
     self.pyodide.globals.set('ahead', msg.ahead ?? null)
@@ -86,6 +125,10 @@ self.onmessage = async (event) => {
       self.postMessage({type: 'idle'})
     }
   } else if (msg.type === 'location') {
+{#
+    A location the worker applied as Python started (the snapshot's boot, which
+    applies the page's location before the page has drawn) is not applied again.
+#}
     if (msg.location === appliedLocation) return;
     self.pyodide.globals.set('location', msg.location)
     self.pyodide.runPython(`

@@ -390,7 +390,7 @@ def test_quick_clicks_while_python_works_merge_into_one_update(offline, site_url
 def test_quick_clicks_on_next_each_go_a_section_on(offline, site_url):
     """Three clicks on "Next" in one go, while Python works on the first: the page
     merged the two that waited into one, and the learner went two sections on, not
-    three. Only "New draw" merges its clicks (sitebuild.panel_patches.MERGED_CLICKS)."""
+    three. Only "New draw" merges its clicks (sitebuild.runtime.MERGED_CLICKS)."""
     page = offline.new_page()
     page.add_init_script(COUNT_WORKER_MESSAGES_JS)
     page.goto(site_url)
