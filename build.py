@@ -110,7 +110,7 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
             page.convert(work, app_wheel=wheels.build_app_wheel(Path(tmp)))
     else:
         wheels.assemble_pyodide(work / "pyodide")
-        page.convert(work)
+        worker = page.convert(work)
         page.localise(work)
         page.check_no_cdn(work)
     runtime.add_status(work)
@@ -118,7 +118,7 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
     page.add_viewport(work)
     page.add_main_landmark(work)
     if not cdn:
-        snapshot.add_snapshot(work)
+        snapshot.add_snapshot(work, worker)
         snapshot.compress_runtime(work / "pyodide")
         page.compress_page_scripts(work)
     page.add_theory(work)

@@ -127,10 +127,10 @@ class AttentionLab(pn.viewable.Viewer):
             # The worker learns the page's URL from its location message, which sets
             # href (and search, if any); then the link's scenario applies. Restored from
             # the snapshot, it learns it as it sends the document, and applies the
-            # link's scenario while the page draws the document
-            # (sitebuild.snapshot.SNAPSHOT_BOOT). A shared Python's later page comes
-            # with its URL: its page is built at its link's scenario, and app.worker
-            # makes it live once the page is in its document.
+            # link's scenario while the page draws the document (the snapshot boot
+            # of static/runtime/pyodide_worker.js). A shared Python's later page
+            # comes with its URL: its page is built at its link's scenario, and
+            # app.worker makes it live once the page is in its document.
             location.param.watch(lambda *_: self.go_live(), ["href", "search"])
             return
         if location is not None:

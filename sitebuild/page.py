@@ -13,7 +13,7 @@ import string
 from pathlib import Path
 
 from sitebuild.common import REPO, STATIC, UNGZIPPED_JS, BuildError, replace_once, say
-from sitebuild.runtime import use_own_runtime
+from sitebuild.runtime import Worker, use_own_runtime
 
 ENTRY = REPO / "app" / "main.py"
 PANEL_ROOT = "./panel/"  # PANEL_CDN_ROOT of the self-contained site, relative to the page
@@ -23,9 +23,10 @@ WORKER_REQUIREMENTS = ["attention-scaling-lab"]
 WORKER_PRELUDE = STATIC / "worker_prelude.py"
 
 
-def convert(site: Path, app_wheel: Path | None = None):
+def convert(site: Path, app_wheel: Path | None = None) -> Worker:
     """Run Panel's converter on the entry script; write ``site/index.html`` (less the
-    Bokeh bundles it does not use) and its worker.
+    Bokeh bundles it does not use) and its worker, and return the worker's template
+    (with Panel's variables: ``runtime.Worker``).
 
     Self-contained unless ``app_wheel`` is given: then the page loads Pyodide,
     Panel and Bokeh from their CDNs and carries only the app wheel, packed
@@ -36,7 +37,7 @@ def convert(site: Path, app_wheel: Path | None = None):
         os.environ["PANEL_CDN_ROOT"] = PANEL_ROOT  # read when panel is first imported
     from panel.io import convert as panel_convert
 
-    use_own_runtime(panel_convert)
+    worker = use_own_runtime(panel_convert)
     if self_contained:
         panel_convert.PYODIDE_URL = "./pyodide/pyodide.js"
         prelude = WORKER_PRELUDE.read_text().replace('"PANEL_ROOT"', f'"{PANEL_ROOT}"')
@@ -60,6 +61,7 @@ def convert(site: Path, app_wheel: Path | None = None):
         raise BuildError("Panel's converter failed; see the message above")
     (site / "main.html").rename(site / "index.html")
     drop_unused_bundles(site)
+    return worker
 
 
 # Panel's dist folders the page may load at run time (stylesheets, KaTeX fonts), and

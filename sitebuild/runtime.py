@@ -29,20 +29,43 @@ LAB_BUILD = "LAB_BUILD"  # in LAB_WORKER_JS: the build, which names its shared w
 # A button's tag: the page merges its quick clicks into one, as one does ("New draw");
 # any other button's clicks all count (static/runtime/pyodide_handler.js).
 MERGED_CLICKS = "merged-clicks"
-# The first line of the worker's start gate: it waits for the page's word before it
-# starts Python (static/runtime/pyodide_worker.js). The snapshot's scripts go before it.
-START_GATE = "self.addEventListener('message', function startWhenAsked(event) {\n"
 
 
-def use_own_runtime(panel_convert):
+class Worker:
+    """The lab's worker (``WORKER_TEMPLATE``) where Panel's converter takes its own
+    template: rendered by the converter with Panel's variables, which it keeps, and
+    again by the build, with its own (``render``: the snapshot's, once it is made)."""
+
+    def __init__(self, template):
+        self.template = template
+        self.panel_variables = None
+
+    def render(self, panel_variables=None, /, **variables) -> str:
+        """The worker's code: with ``panel_variables`` (Panel's converter), kept for
+        the next time; with the build's ``variables``."""
+        if panel_variables is not None:
+            self.panel_variables = dict(panel_variables)
+        return self.template.render(self.panel_variables, **variables)
+
+    def python(self) -> str:
+        """The app's Python that the worker runs, as it runs it (Panel's converter
+        escapes it for a JavaScript template literal: unicode_escape, and `)."""
+        code = self.panel_variables["code"]
+        return code.replace("\\`", "`").encode().decode("unicode_escape")
+
+
+def use_own_runtime(panel_convert) -> Worker:
     """Make Panel's converter (``panel.io.convert``) write the project's worker and
     handler: its templates, rendered as Panel renders its own (its Jinja settings),
-    with the lab's scripts they include, each whole (its last newline kept)."""
+    with the lab's scripts they include, each whole (its last newline kept). Returns
+    the worker, which keeps Panel's variables once the converter has run."""
     env = panel_convert._pn_env.overlay(
         loader=FileSystemLoader([RUNTIME, STATIC]), keep_trailing_newline=True
     )
-    panel_convert.WEB_WORKER_TEMPLATE = env.get_template(WORKER_TEMPLATE.name)
+    worker = Worker(env.get_template(WORKER_TEMPLATE.name))
+    panel_convert.WEB_WORKER_TEMPLATE = worker
     panel_convert.WORKER_HANDLER_TEMPLATE = env.get_template(HANDLER_TEMPLATE.name)
+    return worker
 
 
 def add_status(site: Path):

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import zstandard
 
-from sitebuild.common import STATIC, UNGZIPPED_JS, BuildError, replace_once, run, say
+from sitebuild.common import STATIC, BuildError, run, say
 from sitebuild.inputs import fetch_fzstd_npm
 from sitebuild.page import WORKER_REQUIREMENTS
-from sitebuild.runtime import START_GATE
+from sitebuild.runtime import Worker
 
 # The worker's memory snapshot: made in node by MAKE_SNAPSHOT_JS, restored by
 # WORKER_SNAPSHOT_JS, both with the helpers in SNAPSHOT_JS.
@@ -42,44 +42,16 @@ SESSION_STDLIB = STATIC / "session_stdlib.txt"
 # 13 s, the pack 1.2 against 1.7; level 22 or long-distance matching give 1-3% less,
 # with a window of 16 to 128 MB that fzstd's stream would allocate). The worker
 # fetches one of each (static/worker_snapshot.js), and is told the size of the
-# snapshot's files, and of what they hold, here.
+# snapshot's files, and of what they hold (the worker's ``snapshot.sizes``).
 ZSTD_LEVEL = 19
 ZSTD_THREADS = 2  # fixed: the same bytes on every machine
-SNAPSHOT_SIZES = "SNAPSHOT_SIZES"
 # The standard library the worker restores with: Pyodide's zip with zeros but for the
 # members a session reads (SESSION_STDLIB) and its central directory, gzip-compressed
 # (0.02 MB against 2.32; with zeros only where the snapshot's modules are, 1.22). Where
 # Python reads there after all (a traceback's source lines, a module no session
 # imports), the worker fetches the whole zip.
 SPARSE_STDLIB = "python_stdlib.sparse.zip"
-STDLIB_HOLES = "STDLIB_HOLES"  # where the zeros are, for the worker
 FZSTD_JS = "package/umd/index.js"  # in fzstd's npm package; shipped as snapshot/fzstd.js
-
-
-# The worker boots from the snapshot when it can (see static/worker_snapshot.js).
-# Then, while the page draws the document it sent, Python applies the page's
-# location to it (a link's scenario): the changes wait in the held document and go
-# to the page as one patch once it has rendered, and the page's own location message,
-# the same, is not applied again (static/runtime/pyodide_worker.js, appliedLocation).
-# Before, the worker computed a link's scenario only after the page had drawn the
-# default one.
-PANEL_BOOT = "  self.pyodide = await loadPyodide();\n"
-SNAPSHOT_BOOT = """\
-  self.pyodide = await restoreSnapshot();
-  if (self.pyodide) {
-    self.pyodide.globals.set("sendPatch", sendPatch);
-    postSnapshotDocument(self.pyodide);
-    // (the page that gets it: the one that asked, or another on the screen, which
-    // static/shared_worker.js says)
-    const startLocation = self.startingPage?.location ?? pageLocation;
-    if (startLocation) {
-      self.onmessage({data: {type: 'location', location: startLocation}});
-      appliedLocation = startLocation;
-    }
-    return;
-  }
-  self.pyodide = await loadPyodide({stdLibURL: named(STDLIB), enableRunUntilComplete: JSPI});
-"""
 
 
 def pack(files: dict[str, bytes], preload: list[str], elsewhere: dict[str, int]) -> bytes:
@@ -119,12 +91,12 @@ def listed(path: Path) -> set[str]:
     return {line for line in lines if line}
 
 
-def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int]]:
+def make_snapshot(site: Path, python: str) -> tuple[dict[str, bytes], dict[str, int]]:
     """The worker's memory snapshot and its files, by file name, ready to ship; and the
     size of the snapshot's files and of what they hold (``snapshot.bin``).
 
     ``snapshot.bin.gz`` and ``snapshot.bin.zst`` are Pyodide's wasm memory after the
-    worker's own code has run in node (``static/make_snapshot.js``): packages
+    worker's own code (``python``) has run in node (``static/make_snapshot.js``): packages
     imported, the app's document built. ``site-packages.pack.gz`` (and ``.zst``) holds what the
     snapshot does not and the worker needs: the extension modules to load before
     restoring, in order, and the files a session reads (SESSION_FILES). gzip's have a
@@ -137,6 +109,7 @@ def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int]]:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "site-packages.pack").write_bytes(pack(files, [], {}))
+        (work / "worker.py").write_text(python)
         for step in ("discover", "make"):
             run(["node", str(MAKE_SNAPSHOT_JS), str(site), str(work), step])
         preload = json.loads((work / "preload.json").read_text())
@@ -161,12 +134,13 @@ def make_snapshot(site: Path) -> tuple[dict[str, bytes], dict[str, int]]:
     return ready, lengths
 
 
-def add_snapshot(site: Path):
-    """Ship the snapshot in ``site/snapshot/`` and make the worker boot from it."""
+def add_snapshot(site: Path, worker: Worker):
+    """Ship the snapshot in ``site/snapshot/`` and render the ``worker`` again, to boot
+    from it (told the sizes of its files and where the standard library's zeros are)."""
     say("making the worker's memory snapshot (node)")
     folder = site / "snapshot"
     folder.mkdir()
-    shipped, lengths = make_snapshot(site)
+    shipped, lengths = make_snapshot(site, worker.python())
     for name, data in shipped.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
@@ -177,14 +151,8 @@ def add_snapshot(site: Path):
     shutil.copy2(SNAPSHOT_JS, folder / SNAPSHOT_JS.name)
     with tarfile.open(fetch_fzstd_npm()) as npm:
         (folder / "fzstd.js").write_bytes(npm.extractfile(FZSTD_JS).read())
-    worker = site / "main.js"
-    body = replace_once(worker.read_text(), PANEL_BOOT, SNAPSHOT_BOOT, "Panel's worker")
-    restore = WORKER_SNAPSHOT_JS.read_text()
-    restore = replace_once(restore, SNAPSHOT_SIZES, json.dumps(lengths), WORKER_SNAPSHOT_JS.name)
-    restore = replace_once(restore, STDLIB_HOLES, json.dumps(holes), WORKER_SNAPSHOT_JS.name)
-    scripts = UNGZIPPED_JS.read_text() + WORKER_RUNTIME_JS.read_text() + restore
-    body = replace_once(body, START_GATE, scripts + START_GATE, "Panel's worker")
-    worker.write_text(body)
+    snapshot = {"sizes": json.dumps(lengths), "holes": json.dumps(holes)}
+    (site / "main.js").write_text(worker.render(snapshot=snapshot))
 
 
 def sparse_stdlib(archive: bytes, kept: set[str]) -> tuple[bytes, list[list[int]]]:

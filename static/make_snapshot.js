@@ -3,9 +3,9 @@
 //   node make_snapshot.js SITE FOLDER discover   # writes FOLDER/preload.json, imported.json
 //   node make_snapshot.js SITE FOLDER make       # writes FOLDER/snapshot.bin
 //
-// SITE is the built site (its pyodide/ and main.js); FOLDER holds
-// site-packages.pack (static/snapshot.js describes the format). Both steps run
-// the worker's own Python code, read from main.js, in Pyodide under node, up to
+// SITE is the built site (its pyodide/); FOLDER holds site-packages.pack
+// (static/snapshot.js describes the format) and worker.py, the worker's own Python
+// (sitebuild/snapshot.py writes both). Both steps run it in Pyodide under node, up to
 // and including building the app's document; its result is kept as _SNAPSHOT_DOC.
 // `discover` records the order in which that loads extension modules; `make`
 // preloads them in that order before the interpreter starts, then snapshots.
@@ -37,14 +37,8 @@ performance.now = () => clock - Date.UTC(2025, 0, 1);
 // A worker has it and node does not; Panel's panel.io.pyodide imports it.
 globalThis.XMLHttpRequest ??= class XMLHttpRequest {};
 
-// The worker's Python: the template literal that ends with write_doc().
-function workerCode() {
-  const worker = fs.readFileSync(path.join(site, 'main.js'), 'utf8');
-  const literals = worker.matchAll(/runPythonAsync\(`((?:\\[\s\S]|[^`\\])*)`\)/g);
-  const code = [...literals].map((m) => m[1]).find((body) => body.includes('write_doc()'));
-  if (!code) throw new Error('main.js has no worker code that ends with write_doc()');
-  return (0, eval)(`\`${code}\``);
-}
+// The worker's Python, which ends by building the app's document (write_doc()).
+const workerCode = () => fs.readFileSync(path.join(folder, 'worker.py'), 'utf8');
 
 // The source and bytecode files of every module imported now, relative to
 // site-packages: the snapshot holds those modules, so the worker needs no copy.

@@ -12,7 +12,7 @@ const STDLIB = './pyodide/python_stdlib.zip';
 // traceback's source lines, a module no session imports), the whole of STDLIB is
 // fetched first.
 const SPARSE_STDLIB = './pyodide/python_stdlib.sparse.zip';
-const STDLIB_ZEROS = STDLIB_HOLES;  // [[start, end], ...], filled in by the build
+const STDLIB_ZEROS = STDLIB_HOLES;  // [[start, end], ...], the build's (pyodide_worker.js)
 // The first word of a Pyodide 0.27 snapshot. Restoring anything else would not
 // fail but hang (Pyodide sizes the wasm memory from it), so it is checked first;
 // Pyodide itself checks the build id that follows.
@@ -34,7 +34,7 @@ const JSPI = 'Suspending' in WebAssembly || 'Suspender' in WebAssembly;
 // measuring costs 0.1 MB (it was 0.2 MB at 300 ms). (Starting with zstd and dropping it
 // over a fast link fetched nothing twice at 10 Mbit/s, but on localhost the dropped
 // download's 7 MB in flight made a link ready 5% later.)
-// The build fills in the bytes of each file, and of what each holds:
+// The bytes of each file, and of what each holds (the build's, pyodide_worker.js):
 const SNAPSHOT_FILES = SNAPSHOT_SIZES;  // {'snapshot.bin.gz': bytes, ..., 'snapshot.bin': bytes}
 const ZSTD_EXTRA_S = 0.6;  // fzstd's time beyond the browser's gzip (0.95 against 0.34 s)
 const MEASURE_MS = 100;

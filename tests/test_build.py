@@ -357,15 +357,27 @@ def test_panel_s_converter_writes_the_runtime_s_own_worker_and_handler():
     from panel.io import convert as panel_convert
 
     runtime.use_own_runtime(panel_convert)
-    worker = panel_convert.WEB_WORKER_TEMPLATE.render(
-        PYODIDE_URL="./pyodide/pyodide.js", data_archives="", env_spec="'app'", code="1"
-    )
-    handler = panel_convert.WORKER_HANDLER_TEMPLATE.render(name="main", loading_spinner="arc")
+    panel_variables = {"PYODIDE_URL": "p.js", "data_archives": "", "env_spec": "", "code": "1"}
+    worker = panel_convert.WEB_WORKER_TEMPLATE.render(panel_variables)  # as Panel renders
+    handler = panel_convert.WORKER_HANDLER_TEMPLATE.render({"name": "main", "loading_spinner": ""})
     for script in (runtime.SHARED_WORKER_JS, runtime.WORKER_ERRORS_JS):
         assert script.read_text() in worker, script
     assert worker.startswith(runtime.SHARED_WORKER_JS.read_text())
-    assert runtime.START_GATE in worker and worker.endswith("startApplication()\n});\n")
+    assert "startWhenAsked" in worker and worker.endswith("startApplication()\n});\n")
+    assert "restoreSnapshot" not in worker  # until the build renders it with its snapshot
     for script in (runtime.LAB_WORKER_JS, runtime.AHEAD_JS, runtime.NEXT_CHANGE_JS):
         assert script.read_text() in handler, script
     assert f"includes({json.dumps(MERGED_CLICKS)})" in handler
     assert 'labWorker("./main.js")' in handler
+
+
+def test_the_worker_gives_back_the_python_panel_escaped():
+    """The app's Python that the snapshot is made from is the worker's, as it runs it:
+    Panel's converter escapes it for a JavaScript template literal (panel.io.convert,
+    script_to_html), and ``runtime.Worker.python`` undoes that."""
+    python = 'print("`é` \\n", r"\\`", "\\u00e9")\nwrite_doc()\n'
+    worker = runtime.Worker(template=None)
+    worker.panel_variables = {
+        "code": python.encode("unicode_escape").decode("utf-8").replace("`", r"\`")
+    }
+    assert worker.python() == python

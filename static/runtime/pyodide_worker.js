@@ -21,6 +21,20 @@
 #}
 {% include "shared_worker.js" %}
 {% include "worker_errors.js" %}
+{#
+  The self-contained site's worker boots Python from the build's memory snapshot
+  (worker_snapshot.js; the runtime fetched compressed, worker_runtime.js): the build
+  renders the worker again once the snapshot is made, with its files' sizes and where
+  the restored standard library's zeros are (sitebuild/snapshot.py). The CDN variant's
+  boots as Panel's does.
+#}
+{% if snapshot %}
+{% include "ungzipped.js" %}
+{% include "worker_runtime.js" %}
+const SNAPSHOT_SIZES = {{ snapshot.sizes }};
+const STDLIB_HOLES = {{ snapshot.holes }};
+{% include "worker_snapshot.js" %}
+{% endif %}
 self.addEventListener('message', function startWhenAsked(event) {
   if (event.data?.type !== 'start') return;
   self.removeEventListener('message', startWhenAsked);
@@ -40,7 +54,32 @@ function sendPatch(patch, buffers, msg_id) {
 async function startApplication() {
   console.log("Loading pyodide...");
   self.postMessage({type: 'status', msg: 'Loading pyodide'})
+{#
+  From the snapshot when it can. Then, while the page draws the document it sent,
+  Python applies the page's location to it (a link's scenario): the changes wait in
+  the held document and go to the page as one patch once it has rendered, and the
+  page's own location message, the same, is not applied again (appliedLocation).
+  Before, the worker computed a link's scenario only after the page had drawn the
+  default one.
+#}
+{% if snapshot %}
+  self.pyodide = await restoreSnapshot();
+  if (self.pyodide) {
+    self.pyodide.globals.set("sendPatch", sendPatch);
+    postSnapshotDocument(self.pyodide);
+    // (the page that gets it: the one that asked, or another on the screen, which
+    // static/shared_worker.js says)
+    const startLocation = self.startingPage?.location ?? pageLocation;
+    if (startLocation) {
+      self.onmessage({data: {type: 'location', location: startLocation}});
+      appliedLocation = startLocation;
+    }
+    return;
+  }
+  self.pyodide = await loadPyodide({stdLibURL: named(STDLIB), enableRunUntilComplete: JSPI});
+{% else %}
   self.pyodide = await loadPyodide();
+{% endif %}
   self.pyodide.globals.set("sendPatch", sendPatch);
   console.log("Loaded pyodide!");
   const data_archives = [{{ data_archives }}];
