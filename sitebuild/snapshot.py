@@ -25,9 +25,9 @@ SNAPSHOT_JS = STATIC / "snapshot.js"
 MAKE_SNAPSHOT_JS = STATIC / "make_snapshot.js"
 WORKER_SNAPSHOT_JS = STATIC / "worker_snapshot.js"
 WORKER_RUNTIME_JS = STATIC / "worker_runtime.js"  # the runtime fetched compressed
-# Pyodide's files that the worker fetches gzip-compressed (static/worker_runtime.js):
-# pyodide.asm.wasm 10.1 MB -> 3.1 MB, pyodide.asm.js 1.3 MB -> 0.24 MB. python_stdlib.zip
-# is a zip of compressed files already (2.36 MB -> 2.32 MB): it is not worth a second copy.
+# Pyodide's files that the worker fetches gzip-compressed (static/worker_runtime.js).
+# python_stdlib.zip is a zip of compressed files already: not worth a second copy (the
+# sizes: docs/benchmarks.md, "Behind the code's constants").
 RUNTIME_GZ = ("pyodide.asm.wasm", "pyodide.asm.js")
 # The files of site-packages that the worker reads after restoring the snapshot, in a
 # full session, besides the extension modules: they ride in the pack, and every other
@@ -37,18 +37,16 @@ SESSION_FILES = STATIC / "session_files.txt"
 # The same for the standard library's zip: the members a full session reads after the
 # restore (tests/site/conftest.py records them too).
 SESSION_STDLIB = STATIC / "session_stdlib.txt"
-# The snapshot and its pack ship compressed twice: gzip (level 6; level 9 gives 0.5%
-# less) and zstd (level 19, two threads: the snapshot 14.5 MB against gzip's 20.5, in
-# 13 s, the pack 1.2 against 1.7; level 22 or long-distance matching give 1-3% less,
-# with a window of 16 to 128 MB that fzstd's stream would allocate). The worker
-# fetches one of each (static/worker_snapshot.js), and is told the size of the
-# snapshot's files, and of what they hold (the worker's ``snapshot.sizes``).
+# The snapshot and its pack ship compressed twice: gzip (level 6) and zstd (level 19,
+# two threads), the levels weighed in docs/benchmarks.md ("Behind the code's
+# constants"). The worker fetches one of each (static/worker_snapshot.js), and is told
+# the size of the snapshot's files, and of what they hold (its ``snapshot.sizes``).
 ZSTD_LEVEL = 19
 ZSTD_THREADS = 2  # fixed: the same bytes on every machine
 # The standard library the worker restores with: Pyodide's zip with zeros but for the
 # members a session reads (SESSION_STDLIB) and its central directory, gzip-compressed
-# (0.02 MB against 2.32; with zeros only where the snapshot's modules are, 1.22). Where
-# Python reads there after all (a traceback's source lines, a module no session
+# (its size against the alternatives: docs/benchmarks.md). Where Python reads there
+# after all (a traceback's source lines, a module no session
 # imports), the worker fetches the whole zip.
 SPARSE_STDLIB = "python_stdlib.sparse.zip"
 FZSTD_JS = "package/umd/index.js"  # in fzstd's npm package; shipped as snapshot/fzstd.js

@@ -24,19 +24,16 @@ const SNAPSHOT_MAGIC = 1886286592;
 const JSPI = 'Suspending' in WebAssembly || 'Suspender' in WebAssembly;
 
 // The snapshot comes compressed twice (sitebuild/snapshot.py): with gzip, which the
-// browser decompresses natively (0.34 s for its 108 MB in Chromium here), and with
-// zstd, 30% fewer bytes (14.5 against 20.5 MB) that fzstd, in JS, decompresses as they
-// arrive in 0.95 s. Over a fast link gzip is sooner; over a slow one zstd: its 6 MB
-// fewer take longer to come than its decoding, which runs while they do. The worker
-// starts the gzip download and measures it for MEASURE_MS from its first byte: where
-// the rest of it would take longer than the zstd file plus ZSTD_EXTRA_S, it fetches the
-// zstd file instead. On localhost the gzip file has come by then; at 10 Mbit/s the
-// measuring costs 0.1 MB (it was 0.2 MB at 300 ms). (Starting with zstd and dropping it
-// over a fast link fetched nothing twice at 10 Mbit/s, but on localhost the dropped
-// download's 7 MB in flight made a link ready 5% later.)
+// browser decompresses natively, and with zstd, fewer bytes that fzstd, in JS,
+// decompresses as they arrive. Over a fast link gzip is sooner; over a slow one zstd:
+// its fewer bytes take longer to come than its decoding, which runs while they do. The
+// worker starts the gzip download and measures it for MEASURE_MS from its first byte:
+// where the rest of it would take longer than the zstd file plus ZSTD_EXTRA_S, it
+// fetches the zstd file instead. (Why these two, and not starting with zstd: the
+// measurements in docs/benchmarks.md, "Behind the code's constants".)
 // The bytes of each file, and of what each holds (the build's, pyodide_worker.js):
 const SNAPSHOT_FILES = SNAPSHOT_SIZES;  // {'snapshot.bin.gz': bytes, ..., 'snapshot.bin': bytes}
-const ZSTD_EXTRA_S = 0.6;  // fzstd's time beyond the browser's gzip (0.95 against 0.34 s)
+const ZSTD_EXTRA_S = 0.6;  // fzstd's time beyond the browser's gzip
 const MEASURE_MS = 100;
 
 // A download of a file of the site (a path in it) kept chunk by chunk as it comes: the
