@@ -1,13 +1,42 @@
-"""The tests of the built site, together a full session (every section, control,
-question, training, the sweep and export), check after each test what it loaded: only
-the files the service worker keeps, and none that the pack or the restored standard
-library lacks (``site_pages.SessionHandler`` records them)."""
+"""The tests of the built site: the page they open (``open_lab``), and what they check
+after each test, together a full session (every section, control, question, training,
+the sweep and export): the page loaded only the files the service worker keeps, and
+none that the pack or the restored standard library lacks (``site_pages.SessionHandler``
+records them)."""
 
 import pytest
-from browser import unhashed
-from site_pages import ELSEWHERE, SessionHandler, kept_files, stdlib_members
+from browser import Console, unhashed
+from site_pages import (
+    ELSEWHERE,
+    SessionHandler,
+    kept_files,
+    stdlib_members,
+    wait_until_ready,
+)
 
 from sitebuild.snapshot import SESSION_FILES, SESSION_STDLIB
+
+
+@pytest.fixture
+def open_lab(offline, site_url):
+    """Opens the lab at a link of the built site (``open_lab("?d_k=512")``): a new page
+    of the offline context, its console watched (``page.console.errors``), returned once
+    the status bar says it is live, from the snapshot (waiting on the page's own state,
+    touching nothing). After the test, no page it opened said an error; each is closed."""
+    opened = []
+
+    def open_at(link: str = ""):
+        page = offline.new_page()
+        page.console = Console(page)
+        opened.append(page)
+        page.goto(site_url + link)
+        wait_until_ready(page)
+        return page
+
+    yield open_at
+    for page in opened:
+        page.close()
+    assert {page.url: page.console.errors for page in opened if page.console.errors} == {}
 
 
 @pytest.fixture(autouse=True)

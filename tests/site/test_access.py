@@ -46,16 +46,11 @@ RECORD_MOVEMENT_JS = """() => {
 }"""
 
 
-def test_a_click_on_a_slider_s_track_moves_nothing_for_those_who_ask_for_less_motion(
-    offline, site_url
-):
+def test_a_click_on_a_slider_s_track_moves_nothing_for_those_who_ask_for_less_motion(open_lab):
     """A click on the d_k slider's track glides its handle there (noUiSlider's 0.3 s
     transition); with the system's prefers-reduced-motion, the handle jumps (WCAG
     2.3.3)."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url)
-    wait_until_ready(page)
+    page = open_lab()
     track = slider(page, "d_k").locator(".noUi-target")
     for motion, at, moves in (("no-preference", 0.9, True), ("reduce", 0.1, False)):
         page.emulate_media(reduced_motion=motion)
@@ -68,8 +63,6 @@ def test_a_click_on_a_slider_s_track_moves_nothing_for_those_who_ask_for_less_mo
         )
         moved = page.evaluate("window.__moved")
         assert bool(moved) == moves, (motion, moved)
-    assert console.errors == []
-    page.close()
 
 
 def in_viewport(page, locator) -> bool:
@@ -135,13 +128,10 @@ def test_a_glossary_term_explains_itself_on_hover_focus_and_tap(offline, site_ur
         page.close()
 
 
-def test_reading_the_page_on_a_desktop(offline, site_url, output_dir):
+def test_reading_the_page_on_a_desktop(open_lab, output_dir):
     """No legend over the data, one key that hides a rule everywhere, controls always in
     view, formulas with spaced operators, readable tick labels."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url)
-    wait_until_ready(page)
+    page = open_lab()
     assert page.evaluate(f"({MODELS_JS})('Legend').length") == 0
     toolbars = page.evaluate(
         f"({MODELS_JS})('Figure').filter({ON_SCREEN_JS}).map((f) => f.toolbar_location)"
@@ -177,7 +167,6 @@ def test_reading_the_page_on_a_desktop(offline, site_url, output_dir):
         ".map((f) => f.compute(0.0012) + ' ' + f.compute(25) + ' ' + f.compute(3.5e-6))"
     )
     assert labels and set(labels) == {"0.0012 25 3.5e-6"}
-    assert console.errors == []
 
 
 def wait_until_live(page):

@@ -245,7 +245,7 @@ def waits_behind_training(page, worker, keys: list[str]) -> tuple[list[int], lis
     return waits, ran
 
 
-def test_a_key_press_while_training_runs_takes_effect_at_once(offline, site_url):
+def test_a_key_press_while_training_runs_takes_effect_at_once(open_lab):
     """A link's training starts at ready (its seed is not the snapshot's), then its
     learning-rate sweep (some 20 s); a key press meanwhile must not wait for them: it
     waits at most for the slice of training in progress, which gives way after
@@ -263,10 +263,7 @@ def test_a_key_press_while_training_runs_takes_effect_at_once(offline, site_url)
 
     This replaced a comparison of wall-clock times against presses at rest, which
     failed 1 run in 3 on a slow machine (the rest's presses themselves 65 to 180 ms)."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?d_k=256&scaling=none&seed=3")
-    wait_until_ready(page)
+    page = open_lab("?d_k=256&scaling=none&seed=3")
     (worker,) = page.workers
     page.evaluate(WATCH_POSTS_JS)
     longest_step = worker.evaluate(f"self.pyodide.runPython({WATCH_SLICES_PY!r})")
@@ -281,7 +278,6 @@ def test_a_key_press_while_training_runs_takes_effect_at_once(offline, site_url)
         assert ran and max(waits) <= 1, (waits, ran)
         bound = TRAINING_SLICE * 1e3 + 2 * longest_step
         assert statistics.median(ran) <= bound, (ran, longest_step)
-    assert console.errors == []
 
 
 # Every patch from the worker: the kinds of its events, by the model's name if it has one.
@@ -308,16 +304,13 @@ json.dumps({
 """
 
 
-def test_a_d_k_move_is_drawn_with_its_key_press_as_python_computes_it(offline, site_url):
+def test_a_d_k_move_is_drawn_with_its_key_press_as_python_computes_it(open_lab):
     """The worker sends the figures at d_k's neighbours ahead (app/look_ahead.py), and the
     page draws a move with its key press instead of waiting for Python's answer (the
     benchmark: 46-64 ms to the last canvas painted, 116-140 ms before). The answer then
     brings the words and the address only, and every figure shows what Python holds:
     moving on, and back where it came from, in two sections."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?section=spread")
-    wait_until_ready(page)
+    page = open_lab("?section=spread")
     page.evaluate(RECORD_ANSWERS_JS)
     (worker,) = page.workers
     slider_handle(page, "d_k").focus()
@@ -349,23 +342,17 @@ def test_a_d_k_move_is_drawn_with_its_key_press_as_python_computes_it(offline, s
                 )
         marker = "spread:marker" if section == "spread" else "max_weight:marker"
         assert shown[marker]["d_k"] == [d_k]
-    assert console.errors == []
 
 
-def test_two_quick_presses_on_a_slider_s_track_both_count(offline, site_url):
+def test_two_quick_presses_on_a_slider_s_track_both_count(open_lab):
     """Two clicks on the d_k slider's track, one right after the other: the second
     counts (noUiSlider ignored a press for 300 ms after a tap on its track or after
     Python's answer set its value, so a quick second press was lost)."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url)
-    wait_until_ready(page)
+    page = open_lab()
     box = slider(page, "d_k").locator(".noUi-target").bounding_box()
     for at in (0.9, 0.1):  # d_k = 2 ** 9, then 2 ** 1
         page.mouse.click(box["x"] + at * box["width"], box["y"] + box["height"] / 2)
     page.wait_for_function("() => new URLSearchParams(location.search).get('d_k') === '2'")
-    assert console.errors == []
-    page.close()
 
 
 def test_quick_clicks_while_python_works_merge_into_one_update(offline, site_url):

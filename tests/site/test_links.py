@@ -31,14 +31,11 @@ from app.questions import question
 from app.simulation import Settings
 
 
-def test_a_link_to_a_question_opens_its_step_with_its_view_in_sight(offline, site_url):
+def test_a_link_to_a_question_opens_its_step_with_its_view_in_sight(open_lab, site_url):
     """?question=skip-scaling&step=2: that step's scenario, its view scrolled into sight,
     the answer hidden, and no prediction prompt (step 1's, which later steps repeated);
     a step past the last shows the last."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?question=skip-scaling&step=2")
-    wait_until_ready(page)
+    page = open_lab("?question=skip-scaling&step=2")
     step = question("skip-scaling").steps[1]
     page.wait_for_function(
         f"() => {{ const [m] = ({MODELS_JS})('Column').filter((m) => m.name"
@@ -56,16 +53,12 @@ def test_a_link_to_a_question_opens_its_step_with_its_view_in_sight(offline, sit
     page.goto(site_url + "?question=skip-scaling&step=9")
     wait_until_ready(page)
     page.wait_for_url("**question=skip-scaling&step=2")
-    assert console.errors == []
 
 
-def test_back_to_the_lab_from_the_theory_page_keeps_the_scenario_and_step(offline, site_url):
+def test_back_to_the_lab_from_the_theory_page_keeps_the_scenario_and_step(open_lab):
     """The theory page's "Back to the lab" returns to the lab's link, its scenario, open
     question and step (it went to ./, the default scenario, with no question)."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?d_k=256&variance=0.5&question=one-learning-rate&step=2")
-    wait_until_ready(page)
+    page = open_lab("?d_k=256&variance=0.5&question=one-learning-rate&step=2")
     page.wait_for_url("**step=2**")
     lab = page.url
     page.get_by_role("link", name="The theory behind the plots").click()
@@ -75,7 +68,6 @@ def test_back_to_the_lab_from_the_theory_page_keeps_the_scenario_and_step(offlin
     wait_until_ready(page)
     assert "question=one-learning-rate" in page.url and "step=2" in page.url
     assert "variance=0.5" in page.url
-    assert console.errors == []
 
 
 def test_a_link_says_what_is_on_screen_until_its_scenario_is_live(offline, site_url):
@@ -168,11 +160,8 @@ def test_a_link_is_computed_while_the_page_draws_the_document(offline, site_url)
     assert console.errors == []
 
 
-def test_a_bad_link_shows_its_notice_on_the_site(offline, site_url):
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?d_k=300&seed=abc")
-    wait_until_ready(page)
+def test_a_bad_link_shows_its_notice_on_the_site(open_lab):
+    page = open_lab("?d_k=300&seed=abc")
     notice = page.locator("text=d_k=300 is not on the slider")
     notice.wait_for(timeout=10_000)
     assert "showing d_k=256" in notice.inner_text()
@@ -182,4 +171,3 @@ def test_a_bad_link_shows_its_notice_on_the_site(offline, site_url):
     open_section(page, "saturation")
     assert_shows_weights_of(page, Settings(d_k=256, scaling="sqrt", seed=0, **DEFAULT))
     assert page.locator("text=d_k=300 is not on the slider").is_visible()  # it stays
-    assert console.errors == []

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from answers import summary_text
 from browser import (
-    Console,
     open_section,
     read_sources,
     slider_handle,
@@ -31,7 +30,6 @@ from site_pages import (
     assert_shows_weights_of,
     assert_swept_as_here,
     assert_trained_as_here,
-    wait_until_ready,
 )
 
 from app.options import (
@@ -49,14 +47,11 @@ from app.training import TrainingConfig, train, training_sweep
 from app.words import text, to_html
 
 
-def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offline, site_url):
+def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(open_lab):
     """d_k 64 -> 512 under none and sqrt: the runs shown are those trained here, and the
     story holds (none learns at 64 and stalls at 512; sqrt learns at both); a ten times
     larger learning rate, set by its slider, lands in the URL and retrains."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?scaling=none&section=learning")
-    wait_until_ready(page)
+    page = open_lab("?scaling=none&section=learning")
     here = training_sweep(Settings(d_k=1, scaling="sqrt", **DEFAULT), D_K_OPTIONS)
     sweep = wait_for_source(page, "training_sweep:sqrt", "(d) => d.y.length === 11")
     final = [here[d]["sqrt"].loss[-1] for d in D_K_OPTIONS]
@@ -86,21 +81,17 @@ def test_training_follows_d_k_and_the_learning_rate_as_the_simulation_says(offli
         page, "training_sweep:sqrt", f"(d) => Math.abs(d.y[9] - {final[9]!r}) < 1e-6 * {final[9]!r}"
     )
     assert_trained_as_here(page, faster[512])
-    assert console.errors == []
 
 
 SWEPT_JS = CHECKED_JS.replace("'checked'", "'swept'")  # shown, not yet checked
 
 
-def test_the_learning_rate_views_show_the_sweep_of_their_scenario(offline, site_url):
+def test_the_learning_rate_views_show_the_sweep_of_their_scenario(open_lab):
     """At the defaults the sweep is in the snapshot: on screen as soon as the page is
     ready, equal to the one computed here. A new variance sweeps again in the
     background: the views count the runs done, a key press meanwhile takes effect, and
     the sweep ends as computed here."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?section=learning")
-    wait_until_ready(page)
+    page = open_lab("?section=learning")
     assert page.evaluate(CHECKED_JS)
     defaults = Settings(d_k=64, scaling="sqrt", **DEFAULT)
     assert_swept_as_here(read_sources(page, RATE_SOURCES), defaults)
@@ -119,19 +110,13 @@ def test_the_learning_rate_views_show_the_sweep_of_their_scenario(offline, site_
     assert_swept_as_here(read_sources(page, RATE_SOURCES), new)
     titles = page.evaluate(f"({MODELS_JS})('Figure').map((f) => f.title.text)")
     assert not any("training…" in title for title in titles)
-    assert console.errors == []
 
 
-def test_the_power_rule_follows_its_alpha_slider_as_the_simulation_and_theory_say(
-    offline, site_url
-):
+def test_the_power_rule_follows_its_alpha_slider_as_the_simulation_and_theory_say(open_lab):
     """A link to ÷ d_k^α at α = 1/4 shows sweep's and train's numbers and the theory line
     d_k^(1/2 - α) v / T; one key on the α slider puts alpha=7/24 in the URL and the page
     recomputes every view for it."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?scaling=power&alpha=1/4&d_k=256")
-    wait_until_ready(page)
+    page = open_lab("?scaling=power&alpha=1/4&d_k=256")
     page.wait_for_function(TRAINED_JS)
     assert "alpha=1/4" in page.url  # a fraction, as a teacher would write it
     for alpha, label in ((0.25, "1/4"), (7 / 24, "7/24")):
@@ -165,7 +150,6 @@ def test_the_power_rule_follows_its_alpha_slider_as_the_simulation_and_theory_sa
     # The key's words in the rule's colour, darkened to read (RULE_TEXT_COLORS).
     key_color = "rgb({}, {}, {})".format(*bytes.fromhex(RULE_TEXT_COLORS["power"][1:]))
     assert key.evaluate("(b) => getComputedStyle(b).color") == key_color
-    assert console.errors == []
 
 
 NUMBER = re.compile(r"−?\d+(?:\.\d+)?(?:e[+−-]?\d+)?")
@@ -267,14 +251,11 @@ def assert_answer_reads(text: str, expected: str, rtol: float):
         assert a == pytest.approx(b, rel=rtol, abs=1e-12), (text, expected)
 
 
-def test_every_question_answers_with_the_numbers_of_its_scenario(offline, site_url):
+def test_every_question_answers_with_the_numbers_of_its_scenario(open_lab):
     """Each question, picked from the list, applies its steps' scenarios (the URL says
     so), asks for a prediction before it shows anything, and answers with the numbers
     that simulate, sweep and training_sweep give here for that scenario."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url)
-    wait_until_ready(page)
+    page = open_lab()
     picker = page.get_by_role("combobox", name="Questions learners ask")
     for q in QUESTIONS:
         picker.select_option(label=q.text)
@@ -310,4 +291,3 @@ def test_every_question_answers_with_the_numbers_of_its_scenario(offline, site_u
             assert_answer_reads(page.evaluate(ANSWER_JS), expected, ANSWER_RTOL)
         if len(q.steps) > 1:  # at the last step
             assert page.get_by_role("button", name="Next →").is_disabled()
-    assert console.errors == []

@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from browser import (
-    Console,
     open_section,
     read_sources,
     slider_handle,
@@ -44,14 +43,11 @@ from app.style import RULE_NAMES
 from app.theme import DARK_PAPER
 
 
-def test_one_section_at_a_time_from_the_link_the_keyboard_and_the_next_button(offline, site_url):
+def test_one_section_at_a_time_from_the_link_the_keyboard_and_the_next_button(open_lab):
     """?section=gradients shows its views only; a move updates them and leaves the other
     sections' figures as they were (they are out of the page); a section opened later
     shows the current scenario; the section buttons and "Next" work from the keyboard."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?section=gradients")
-    wait_until_ready(page)
+    page = open_lab("?section=gradients")
     page.get_by_role("heading", name="Gradients", exact=True).wait_for()
     assert page.evaluate(SHOWN_VIEWS_JS) == ["view:jacobian", "view:query_grad"]
     slider_handle(page, "d_k").press("ArrowRight")  # d_k 64 -> 128
@@ -72,7 +68,6 @@ def test_one_section_at_a_time_from_the_link_the_keyboard_and_the_next_button(of
     assert page.evaluate(SHOWN_VIEWS_JS) == []
     assert page.get_by_text("The largest logit now").is_visible()
     assert page.get_by_role("button", name="Next: ", exact=False).count() == 0  # the last
-    assert console.errors == []
 
 
 # The top of the first figure on screen, in CSS px from the top of the page.
@@ -129,13 +124,10 @@ def test_the_first_screen_shows_the_controls_and_the_first_plot(offline, site_ur
         context.close()
 
 
-def test_one_query_up_close_shows_the_median_row_then_the_picked_one(offline, site_url):
+def test_one_query_up_close_shows_the_median_row_then_the_picked_one(open_lab):
     """The row views hold one query's logits and weights, unscaled and under the rule,
     keys sorted by the rule's logit: the median row of simulate's draw, then row 5."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?d_k=512&scaling=sqrt&section=query")
-    wait_until_ready(page)
+    page = open_lab("?d_k=512&scaling=sqrt&section=query")
     draw = simulate(Settings(d_k=512, scaling="sqrt", seed=0, **DEFAULT))
     unscaled = draw.q @ draw.k.T
     rows = np.argsort(draw.weights.max(axis=1), kind="stable")  # by their largest weight
@@ -160,7 +152,6 @@ def test_one_query_up_close_shows_the_median_row_then_the_picked_one(offline, si
         # The text summary follows the row on screen (for screen readers).
         row_lines = page.locator(".lab-summary li", has_text="One query up close")
         expect(row_lines.filter(has_text=f"Query {row + 1} with rule ÷ √d_k")).to_have_count(2)
-    assert console.errors == []
 
 
 def first_pixel(data: bytes) -> tuple[int, ...]:
@@ -170,13 +161,10 @@ def first_pixel(data: bytes) -> tuple[int, ...]:
     return tuple(png_rows(data)[2][1:5])
 
 
-def test_the_data_and_every_figure_can_be_taken_away(offline, site_url, tmp_path):
+def test_the_data_and_every_figure_can_be_taken_away(open_lab, site_url, tmp_path):
     """One click: the scenario's curves, draw and training runs as CSV, equal to what
     sweep, simulate and training_sweep give here. Another: every figure in one PNG."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + EXPORTED)
-    wait_until_ready(page)
+    page = open_lab(EXPORTED)
     page.wait_for_function(TRAINED_JS)
     with page.expect_download() as download:
         page.get_by_role("button", name="Data (CSV)").click()
@@ -213,14 +201,10 @@ def test_the_data_and_every_figure_can_be_taken_away(offline, site_url, tmp_path
         page.get_by_role("button", name="Poster (PNG)").click()
     paper = bytes.fromhex(DARK_PAPER[1:])
     assert first_pixel(Path(download.value.path()).read_bytes()) == (*paper, 255)
-    assert console.errors == []
 
 
-def test_lecture_mode_shows_one_view_at_a_time_in_large_type(offline, site_url):
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?lecture=1&d_k=512")
-    wait_until_ready(page)
+def test_lecture_mode_shows_one_view_at_a_time_in_large_type(open_lab):
+    page = open_lab("?lecture=1&d_k=512")
     shown_views = SHOWN_VIEWS_JS
     title_size = (  # of the first figure on screen
         f"() => ({MODELS_JS})('Figure').filter({ON_SCREEN_JS})[0].title.text_font_size"
@@ -239,16 +223,12 @@ def test_lecture_mode_shows_one_view_at_a_time_in_large_type(offline, site_url):
     page.wait_for_function(f"() => ({shown_views})().join() === {','.join(views)!r}")
     page.wait_for_function("() => !location.search.includes('lecture')")
     assert page.evaluate(title_size) == "13px"
-    assert console.errors == []
 
 
-def test_the_numerical_stability_figures_are_those_of_the_logits_on_screen(offline, site_url):
+def test_the_numerical_stability_figures_are_those_of_the_logits_on_screen(open_lab):
     """Without scaling at d_k = 1024: the largest logit, and the share of rows whose
     naive softmax overflows in each format, as computed here for the same draw."""
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url + "?d_k=1024&scaling=none&section=stability")
-    wait_until_ready(page)
+    page = open_lab("?d_k=1024&scaling=none&section=stability")
     logits = simulate(Settings(d_k=1024, scaling="none", seed=0, **DEFAULT)).logits
     pane = page.locator(".lab-precision")
     assert pane.locator("strong").inner_text() == f"{logits.max():.4g}"
@@ -258,7 +238,6 @@ def test_the_numerical_stability_figures_are_those_of_the_logits_on_screen(offli
     assert pane.locator("td").all_inner_texts() == expected
     assert expected[-1] not in ("0%", "100%")  # float32: some rows, not all
     assert "softmax(z − max z)" in " ".join(pane.locator("p").all_inner_texts())
-    assert console.errors == []
 
 
 # Where d_k = x is drawn in figure `name` of the live document (scrolled into view),
@@ -272,11 +251,8 @@ D_K_PIXEL_JS = """([name, x]) => {
 }"""
 
 
-def test_real_models_head_dimensions_are_marked_on_every_plot_against_d_k(offline, site_url):
-    page = offline.new_page()
-    console = Console(page)
-    page.goto(site_url)
-    wait_until_ready(page)
+def test_real_models_head_dimensions_are_marked_on_every_plot_against_d_k(open_lab):
+    page = open_lab()
     models = read_sources(page, ["models"])["models"]
     assert models["d_k"] == [64, 128]
     against_d_k = {"spread", "max_weight", "entropy", "jacobian", "query_grad", "saturated"}
@@ -297,7 +273,6 @@ def test_real_models_head_dimensions_are_marked_on_every_plot_against_d_k(offlin
     page.get_by_text("GPT-3 175B (12288 / 96), LLaMA 7B (4096 / 32)").wait_for(timeout=10_000)
     # ... and only them: the curves' own hover has no median to show there ("???").
     assert page.get_by_text("???").count() == 0
-    assert console.errors == []
 
 
 # Per figure: how many VSpan glyphs draw the source named "models".
