@@ -306,7 +306,7 @@ def test_the_restored_standard_library_holds_only_what_a_session_reads(site):
     shipped = site_file(site, "pyodide/python_stdlib.sparse.zip.gz").read_bytes()
     sparse = gzip.decompress(shipped)
     worker = (site / "main.js").read_text()
-    zeros = json.loads(re.search(r"^const STDLIB_ZEROS = (\[.*?\]);", worker, re.M).group(1))
+    zeros = json.loads(re.search(r"^const STDLIB_HOLES = (\[.*?\]);", worker, re.M).group(1))
     assert len(sparse) == len(whole)
     at = 0
     for start, end in zeros:
