@@ -17,6 +17,11 @@
 const fs = require('fs');
 const path = require('path');
 const [site, folder, step] = process.argv.slice(2);
+// Python's argv[0] (and the folder it takes for its own) is the program's name, which
+// Emscripten takes from node's: this script's path, so that the snapshot held the
+// folder the project was checked out in, shipped it to every visitor, and differed
+// from a build made elsewhere. A fixed name instead.
+process.argv[1] = 'make_snapshot.js';
 const pyodideDir = path.resolve(site, 'pyodide') + '/';
 
 // A fixed entropy stream (xorshift32): the same Python state on every build.

@@ -381,3 +381,11 @@ def test_the_worker_gives_back_the_python_panel_escaped():
         "code": python.encode("unicode_escape").decode("utf-8").replace("`", r"\`")
     }
     assert worker.python() == python
+
+
+def test_the_snapshot_holds_nothing_of_where_it_was_built(site):
+    """The snapshot's memory holds no path of the machine that built it: Python's
+    argv[0] was the snapshot script's path, so the checkout's folder went to every
+    visitor, and a build in another folder gave other bytes."""
+    memory = gzip.decompress(site_file(site, "snapshot/snapshot.bin.gz").read_bytes())
+    assert str(REPO).encode() not in memory
