@@ -89,6 +89,7 @@ BUILD_TEMPLATES = (
     first_text.FIRST_TEXT_HTML,
     snapshot.SESSION_FILES,
     snapshot.SESSION_STDLIB,
+    snapshot.SNAPSHOT_PRELOAD,
     offline.SERVICE_WORKER_JS,
     offline.REGISTER_SERVICE_WORKER_JS,
     UNGZIPPED_JS,

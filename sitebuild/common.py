@@ -25,10 +25,12 @@ class BuildError(RuntimeError):
     """A build input is missing, tampered with or inconsistent."""
 
 
-def run(command: list[str], **kwargs):
+def run(command: list[str], expected=(0,), **kwargs) -> int:
+    """Run ``command``; its exit code, which must be one of ``expected``."""
     result = subprocess.run(command, capture_output=True, text=True, **kwargs)
-    if result.returncode != 0:
+    if result.returncode not in expected:
         raise BuildError(f"{' '.join(command)} failed:\n{result.stdout}{result.stderr}")
+    return result.returncode
 
 
 def replace_once(text: str, old: str, new: str, where: str) -> str:

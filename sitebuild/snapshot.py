@@ -37,6 +37,12 @@ SESSION_FILES = STATIC / "session_files.txt"
 # The same for the standard library's zip: the members a full session reads after the
 # restore (tests/site/conftest.py records them too).
 SESSION_STDLIB = STATIC / "session_stdlib.txt"
+# The extension modules the worker's Python loads, in the order it loads them: the
+# worker loads them so before restoring. make_snapshot.js checks the order and says
+# when it is stale (then the build makes the snapshot again with the order found);
+# test_build checks the site's.
+SNAPSHOT_PRELOAD = STATIC / "snapshot_preload.txt"
+STALE_PRELOAD = 3  # make_snapshot.js's exit code when SNAPSHOT_PRELOAD is not the order
 # The snapshot and its pack ship compressed twice: gzip (level 6) and zstd (level 19,
 # two threads), the levels weighed in docs/benchmarks.md ("Behind the code's
 # constants"). The worker fetches one of each (static/worker_snapshot.js), and is told
@@ -85,8 +91,13 @@ def site_packages(pyodide_dir: Path) -> dict[str, bytes]:
 def listed(path: Path) -> set[str]:
     """The paths ``path`` lists (SESSION_FILES, SESSION_STDLIB): one per line; # starts a
     comment."""
+    return set(listed_in_order(path))
+
+
+def listed_in_order(path: Path) -> list[str]:
+    """The paths ``path`` lists, in its order (SNAPSHOT_PRELOAD)."""
     lines = (line.split("#")[0].strip() for line in path.read_text().splitlines())
-    return {line for line in lines if line}
+    return [line for line in lines if line]
 
 
 def make_snapshot(site: Path, python: str) -> tuple[dict[str, bytes], dict[str, int]]:
@@ -108,9 +119,7 @@ def make_snapshot(site: Path, python: str) -> tuple[dict[str, bytes], dict[str, 
         work = Path(tmp)
         (work / "site-packages.pack").write_bytes(pack(files, [], {}))
         (work / "worker.py").write_text(python)
-        for step in ("discover", "make"):
-            run(["node", str(MAKE_SNAPSHOT_JS), str(site), str(work), step])
-        preload = json.loads((work / "preload.json").read_text())
+        preload = make_memory_snapshot(site, work, listed_in_order(SNAPSHOT_PRELOAD))
         imported = set(json.loads((work / "imported.json").read_text()))
         snapshot = (work / "snapshot.bin").read_bytes()
     kept = {path: data for path, data in files.items() if path not in imported}
@@ -121,6 +130,10 @@ def make_snapshot(site: Path, python: str) -> tuple[dict[str, bytes], dict[str, 
     elsewhere = {path: data for path, data in kept.items() if path not in packed}
     sizes = {path: len(data) for path, data in elsewhere.items()}
     held = {"snapshot.bin": snapshot, "site-packages.pack": pack(packed, preload, sizes)}
+    megabytes = sum(len(data) for data in held.values()) / 1e6
+    say(
+        f"compressing the snapshot and its pack ({megabytes:.0f} MB; gzip, zstd level {ZSTD_LEVEL})"
+    )
     shipped = {
         f"{name}.gz": gzip.compress(data, compresslevel=6, mtime=0) for name, data in held.items()
     }
@@ -130,6 +143,23 @@ def make_snapshot(site: Path, python: str) -> tuple[dict[str, bytes], dict[str, 
     lengths = {name: len(data) for name, data in snapshot_files if name.startswith("snapshot.bin")}
     ready = shipped | {f"site-packages/{path}": data for path, data in elsewhere.items()}
     return ready, lengths
+
+
+def make_memory_snapshot(site: Path, work: Path, preload: list[str]) -> list[str]:
+    """Run make_snapshot.js in ``work`` (its pack and worker.py written), loading the
+    extension modules ``preload`` first; if the worker's Python loads others or in
+    another order, once more with the order it found. The order the snapshot holds."""
+    for _ in range(2):
+        (work / "preload.json").write_text(json.dumps(preload))
+        command = ["node", str(MAKE_SNAPSHOT_JS), str(site), str(work)]
+        if run(command, expected=(0, STALE_PRELOAD)) == 0:
+            return preload
+        preload = json.loads((work / "preload.json").read_text())
+        say(
+            f"{SNAPSHOT_PRELOAD.name} is not the order the worker loads its extension "
+            f"modules in: making the snapshot again, loading them as found ({preload})"
+        )
+    raise BuildError("the extension modules loaded differ from run to run")
 
 
 def add_snapshot(site: Path, worker: Worker):

@@ -1,14 +1,16 @@
 // Make the memory snapshot that the site's worker boots from (run by build.py):
 //
-//   node make_snapshot.js SITE FOLDER discover   # writes FOLDER/preload.json, imported.json
-//   node make_snapshot.js SITE FOLDER make       # writes FOLDER/snapshot.bin
+//   node make_snapshot.js SITE FOLDER    # writes FOLDER/snapshot.bin and imported.json
 //
 // SITE is the built site (its pyodide/); FOLDER holds site-packages.pack
-// (static/snapshot.js describes the format) and worker.py, the worker's own Python
-// (sitebuild/snapshot.py writes both). Both steps run it in Pyodide under node, up to
-// and including building the app's document; its result is kept as _SNAPSHOT_DOC.
-// `discover` records the order in which that loads extension modules; `make`
-// preloads them in that order before the interpreter starts, then snapshots.
+// (static/snapshot.js describes the format), worker.py, the worker's own Python, and
+// preload.json, the extension modules to load before the interpreter starts, in order
+// (sitebuild/snapshot.py writes the three). It runs the worker's Python in Pyodide
+// under node, up to and including building the app's document, kept as
+// _SNAPSHOT_DOC, then snapshots the memory. A restore needs the extension modules
+// loaded in the order the snapshot's Python loaded them: when the run loads others,
+// or in another order, than preload.json says, it writes the order it found there
+// and exits with STALE_PRELOAD, snapshotting nothing (the build runs it again).
 //
 // The snapshot must be the same bytes for the same inputs. What would make it
 // differ is entropy and clocks: node's crypto is replaced by a fixed stream here
@@ -16,7 +18,8 @@
 // hash seed is fixed.
 const fs = require('fs');
 const path = require('path');
-const [site, folder, step] = process.argv.slice(2);
+const [site, folder] = process.argv.slice(2);
+const STALE_PRELOAD = 3;  // the exit code: preload.json was not the order found
 // Python's argv[0] (and the folder it takes for its own) is the program's name, which
 // Emscripten takes from node's: this script's path, so that the snapshot held the
 // folder the project was checked out in, shipped it to every visitor, and differed
@@ -47,6 +50,7 @@ const workerCode = () => fs.readFileSync(path.join(folder, 'worker.py'), 'utf8')
 
 // The source and bytecode files of every module imported now, relative to
 // site-packages: the snapshot holds those modules, so the worker needs no copy.
+// (Run in a namespace of its own: nothing of it stays in the snapshot's.)
 const IMPORTED_FILES = `
 import json, site, sys
 root = site.getsitepackages()[0] + "/"
@@ -117,29 +121,31 @@ function zeroFreeMemory(module) {
   const { loadPyodide } = require(pyodideDir + 'pyodide.js');
   const pack = PyodideSnapshot.parsePack(fs.readFileSync(path.join(folder, 'site-packages.pack')));
   const preloadFile = path.join(folder, 'preload.json');
-  const preload = step === 'make' ? JSON.parse(fs.readFileSync(preloadFile, 'utf8')) : [];
+  const preload = JSON.parse(fs.readFileSync(preloadFile, 'utf8'));
   const hook = PyodideSnapshot.install(pack, preload);
   const pyodide = await loadPyodide({
     indexURL: pyodideDir,
     env: { PYTHONHASHSEED: '0', ATTENTION_LAB_SNAPSHOT: '1' },  // app.environment.SNAPSHOT_ENV
-    _makeSnapshot: step === 'make',
+    _makeSnapshot: true,
   });
   const doc = await pyodide.runPythonAsync(workerCode());
   pyodide.globals.set('_SNAPSHOT_DOC', doc);
   doc.destroy();
-  if (step === 'discover') {
-    fs.writeFileSync(preloadFile, JSON.stringify(hook.loadedLibraries(), null, 1) + '\n');
-    fs.writeFileSync(path.join(folder, 'imported.json'), pyodide.runPython(IMPORTED_FILES));
-  } else if (step === 'make') {
-    for (const name of Object.keys(pyodide.loadedPackages)) delete pyodide.loadedPackages[name];
-    pyodide.runPython(DROP_DOCSTRINGS);
-    pyodide.runPython('import gc; gc.collect()');
-    zeroFreeMemory(pyodide._module);
-    const snapshot = pyodide.makeMemorySnapshot({ serializer: PyodideSnapshot.serializer });
-    fs.writeFileSync(path.join(folder, 'snapshot.bin'), snapshot);
-  } else {
-    throw new Error(`unknown step ${step}: discover or make`);
+  const loaded = hook.loadedLibraries();
+  if (JSON.stringify(loaded) !== JSON.stringify(preload)) {
+    fs.writeFileSync(preloadFile, JSON.stringify(loaded, null, 1) + '\n');
+    process.exit(STALE_PRELOAD);
   }
+  const namespace = pyodide.globals.get('dict')();
+  const imported = pyodide.runPython(IMPORTED_FILES, { globals: namespace });
+  fs.writeFileSync(path.join(folder, 'imported.json'), imported);
+  namespace.destroy();
+  for (const name of Object.keys(pyodide.loadedPackages)) delete pyodide.loadedPackages[name];
+  pyodide.runPython(DROP_DOCSTRINGS);
+  pyodide.runPython('import gc; gc.collect()');
+  zeroFreeMemory(pyodide._module);
+  const snapshot = pyodide.makeMemorySnapshot({ serializer: PyodideSnapshot.serializer });
+  fs.writeFileSync(path.join(folder, 'snapshot.bin'), snapshot);
 })().catch((error) => {
   console.error(String(error.stack || error));
   process.exit(1);

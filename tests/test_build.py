@@ -10,6 +10,7 @@ import json
 import os
 import re
 import socket
+import struct
 import subprocess
 import sys
 import zipfile
@@ -27,7 +28,13 @@ from sitebuild.inputs import check_sha256
 from sitebuild.page import UNUSED_BOKEH_BUNDLES, check_no_cdn
 from sitebuild.runtime import HANDLER_TEMPLATE, MERGED_CLICKS, WORKER_TEMPLATE
 from sitebuild.serve import serve
-from sitebuild.snapshot import SESSION_STDLIB, WORKER_SNAPSHOT_JS, listed
+from sitebuild.snapshot import (
+    SESSION_STDLIB,
+    SNAPSHOT_PRELOAD,
+    WORKER_SNAPSHOT_JS,
+    listed,
+    listed_in_order,
+)
 from sitebuild.wheels import PYODIDE_PATCHES, close_lock, rewrite_wheel
 
 
@@ -389,3 +396,14 @@ def test_the_snapshot_holds_nothing_of_where_it_was_built(site):
     visitor, and a build in another folder gave other bytes."""
     memory = gzip.decompress(site_file(site, "snapshot/snapshot.bin.gz").read_bytes())
     assert str(REPO).encode() not in memory
+
+
+def test_the_snapshot_loads_the_extension_modules_in_the_order_recorded(site):
+    """The worker loads, before restoring, the extension modules that the snapshot's
+    Python loaded, in their order: those SNAPSHOT_PRELOAD lists, as it lists them (the
+    build found it current; a stale list costs every build a second run of node)."""
+    packed = gzip.decompress(site_file(site, "snapshot/site-packages.pack.gz").read_bytes())
+    (length,) = struct.unpack("<I", packed[:4])
+    header = json.loads(packed[4 : 4 + length])
+    assert header["preload"] == listed_in_order(SNAPSHOT_PRELOAD)
+    assert header["preload"] and all(path.endswith(".so") for path in header["preload"])
