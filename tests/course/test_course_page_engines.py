@@ -9,6 +9,7 @@ import pytest
 from browser import OTHER_SITE, READ_SOURCES_JS, free_port, http_server, watched_site_handler
 from embedding import FIRST_PAINT_JS, FIT_JS, FITTED_JS
 from engines import (
+    BOOT_SECONDS,
     D_K_HANDLE_JS,
     ENGINES,
     PHONES,
@@ -19,7 +20,7 @@ from engines import (
 )
 from mkdocs_course import SCHEMES, mkdocs_site
 from printing import PRINTED_FIGURES_JS, assert_printed_pdf
-from site_pages import BOOT_TIMEOUT, COURSE_EMBEDS
+from site_pages import COURSE_EMBEDS
 
 # The course page in every engine: at a desktop's 1280 px, its dark scheme (the embeds
 # the teacher set to dark); on a phone (the engines that can stand in for one), its
@@ -55,7 +56,7 @@ def wait_embed_live(engine, index: int) -> dict:
     """Scroll the course page to its ``index``-th embed and wait until the embed tells
     the course page it is live; it must say ready (or busy), not failed."""
     engine.evaluate(f"document.querySelectorAll('iframe')[{index}].scrollIntoView()")
-    said = engine.wait_for(SETTLED_JS.format(index), timeout=BOOT_TIMEOUT)
+    said = engine.wait_for(SETTLED_JS.format(index), timeout=BOOT_SECONDS)
     assert said["state"] in ("ready", "busy"), said
     return said
 
@@ -67,16 +68,17 @@ def wait_embed_live(engine, index: int) -> dict:
 )
 def test_the_course_page_in_every_engine(site, tmp_path, name, phone, scheme):
     """In Chromium, Firefox and WebKit, and on a phone in those that can be one: each
-    embed of the MkDocs course page on another site, scrolled to, goes live on the one
-    Python the three share (every engine here partitions a frame's storage, and so
-    grants the shared worker) and says so; its frame follows its content (as high as
-    the embed says, no inner scrollbar, at most 20 px below it); axe-core finds nothing
-    in it, in the scheme's theme. Printed to PDF (WebKit by a WebKitGTK of its own: its
-    driver does not print), each shows its scenario in words and each of its figures.
-    The reader moves d_k in the first; the course page reloads; the embed comes back
-    at the reader's d_k. No frame an embed draws before it is live shows the
-    prerendered page (another scenario) outside the placeholder: the lab's server puts
-    an observer first in its page (WebKit's driver runs no script before the page's)."""
+    embed of the MkDocs course page on another site, scrolled to, goes live at its
+    snippet's scenario on the one Python the three share (every engine here partitions
+    a frame's storage, and so grants the shared worker) and says so; its frame follows
+    its content (as high as the embed says, no inner scrollbar, at most 20 px below it);
+    axe-core finds nothing in it, in the scheme's theme. Printed to PDF (WebKit by a
+    WebKitGTK of its own: its driver does not print), each shows its scenario in words
+    and each of its figures. The reader moves d_k in the first; the course page reloads;
+    the embed comes back at the reader's d_k. No frame an embed draws before it is live
+    shows the prerendered page (another scenario) outside the placeholder: the lab's
+    server puts an observer first in its page (WebKit's driver runs no script before
+    the page's)."""
     port = free_port()
     course_url = f"http://{OTHER_SITE}:{port}/"
     theme = SCHEMES[scheme] or "light"
@@ -92,9 +94,11 @@ def test_the_course_page_in_every_engine(site, tmp_path, name, phone, scheme):
 def walk_the_course_page(engine, course_url, name, theme, folder):
     """The walk of test_the_course_page_in_every_engine, in the engine ``name``."""
     engine.goto(course_url)
-    for index, views in enumerate(COURSE_EMBEDS.values()):
+    for index, (link, views) in enumerate(COURSE_EMBEDS.items()):
         assert wait_embed_live(engine, index)["python"] == "shared"
         with engine.frame(index):
+            shown = engine.evaluate("location.search").lstrip("?").split("&")
+            assert set(link.lstrip("?").split("&")) <= set(shown), shown  # the snippet's scenario
             paints = engine.evaluate("paints")
             assert paints["uncovered"] == 0 and paints["drawnUncovered"] is False, paints
             assert engine.evaluate("document.documentElement.dataset.labTheme") == theme

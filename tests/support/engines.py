@@ -27,6 +27,9 @@ from browser import CHROMIUM_ARGS, CROSS_SITE_ARGS, PARTITIONED_ARGS, free_port,
 DRIVERS = Path(__file__).resolve().parent / "drivers"
 ENGINES = ("chromium", "firefox", "webkit")
 POLL = 0.1  # s between two evaluations of a condition
+# s a page may take to boot in any engine (10 to 35 s here; WebKitGTK boots a course
+# page's three embeds one after another: 57 to 60 s here, 99 s beside a busy core).
+BOOT_SECONDS = 240
 # The engines that can stand in for a phone (``open_engine(name, phone=True)``): an
 # iPhone 13's viewport, 390 by 664 CSS px of 3 device pixels each, with a coarse
 # pointer that taps.
@@ -393,16 +396,15 @@ EMBED_STATES_JS = """JSON.stringify(embedStates().map((said, index) => said && (
 
 
 def print_in_webkit(
-    url: str, embeds: int, pdf: Path, states_js: str = EMBED_STATES_JS, timeout: float = 240.0
+    url: str, embeds: int, pdf: Path, states_js: str = EMBED_STATES_JS, timeout=BOOT_SECONDS
 ) -> list:
     """Print the course page at ``url`` to ``pdf`` in WebKitGTK, once each of its
     ``embeds`` embeds, scrolled to in turn, said it is ready (``states_js``: the JSON
     of each one's state, as the course page heard it, once its frame fits it); return
     what each said. WebKitGTK itself, through GObject introspection
     (tests/support/drivers/webkit_print.py): its WebDriver does not print. Its fresh WebKit
-    boots the embeds one after another: the MkDocs page's three, 57 to 60 s here, 99 s
-    beside a busy core, and past 120 s in CI beside the other worker's browsers; the
-    ``timeout`` is the boot allowance of the engines' tests."""
+    boots the embeds one after another (past 120 s in CI beside the other worker's
+    browsers); the ``timeout`` is every engine's boot allowance."""
     command = ["xvfb-run", "-a", "/usr/bin/python3", str(WEBKIT_PRINT), url, str(pdf)]
     run = subprocess.run(
         [*command, str(embeds), str(timeout), states_js],

@@ -24,7 +24,7 @@ from browser import (
     site_file,
     unhashed,
 )
-from engines import DEEP_JS
+from engines import BOOT_SECONDS, DEEP_JS
 
 from app.options import (
     D_K_OPTIONS,
@@ -36,7 +36,7 @@ from app.training import train
 from sitebuild.offline import KEPT_ONCE_FETCHED, matches, site_files
 from sitebuild.serve import SiteHandler
 
-BOOT_TIMEOUT = 240_000  # ms; Pyodide and the environment boot in about 20 s here
+BOOT_TIMEOUT = BOOT_SECONDS * 1000  # ms, as Playwright counts (about 20 s here)
 DEFAULT = {"variance": 1.0, "n_keys": 64, "temperature": 1.0, "n_queries": 64}
 STATUS = "document.getElementById('lab-status')?.dataset.state"
 # numpy in the worker and natively may round the last bit of a dot product
