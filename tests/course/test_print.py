@@ -1,11 +1,13 @@
 """The lab on paper, on the built site: a printed page (Chromium's print media, and its
 PDF) shows the scenario in words in place of the controls, and each figure on screen
-whole, at the printed page's width; an embed on a course page prints its own.
+whole, at the printed page's width; an embed on a course page prints its own. (In
+Firefox and WebKit, whose frames get no print events: the MkDocs course page's print,
+test_course_page_engines.py.)
 """
 
-from browser import OTHER_SITE, STATUS_READY_JS, Console, http_server
+from browser import STATUS_READY_JS, Console, http_server
 from embedding import course_page, live_frames, wait_fitted
-from engines import DEEP_JS, print_in_webkit
+from engines import DEEP_JS
 from playwright.sync_api import expect
 from printing import (
     PRINTED_EMBEDS,
@@ -20,7 +22,6 @@ from site_pages import (
 )
 
 from app.options import SECTIONS
-from sitebuild.serve import SiteHandler
 
 # The words of the printed scenario's panes (Panel's Markdown: in their shadow roots).
 SCENARIO_WORDS_JS = "(panes) => panes.map((el) => (el.shadowRoot ?? el).textContent).join(' ')"
@@ -120,20 +121,6 @@ def test_a_course_page_prints_each_embed_with_its_own_scenario(offline, site_url
             assert all(word in scenario for word in words), scenario
             assert frame.evaluate(STILLS_JS) == 0  # gone after printing
     assert console.errors == []
-
-
-def test_a_course_page_prints_each_embed_in_webkit(site, tmp_path):
-    """The same course page, on another site than the lab, printed to PDF by WebKit
-    (WebKitGTK: its frames get no print events, only the print media's change): the
-    PDF holds each embed's scenario in words, and an image of each of its figures,
-    the off-screen embed's too."""
-    with http_server(site, SiteHandler) as lab_url:
-        course_page(tmp_path, lab_url, "readme", list(PRINTED_EMBEDS))
-        with http_server(tmp_path, host=OTHER_SITE) as course_url:
-            pdf = tmp_path / "printed.pdf"
-            states = print_in_webkit(course_url + "index.html", len(PRINTED_EMBEDS), pdf)
-    assert states == ["ready"] * len(PRINTED_EMBEDS)
-    assert_printed_pdf(pdf, tmp_path)
 
 
 def test_an_embed_never_on_the_screen_prints_its_words(offline, site_url, tmp_path):
