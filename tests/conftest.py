@@ -1,7 +1,8 @@
 """Shared fixtures (the built site, served and opened offline); runs the tests of the
-built site one after another on one worker (they time and measure the page), but for
-one that times nothing and takes minutes (``ALONE``), and those of the build and of
-``panel serve`` each as a group, beside them with the CPython ones on the others."""
+built site in Chromium one after another on one worker (they open pages of one
+Chromium), those in every engine (``test_engines``) as another group, and those of
+the build and of ``panel serve`` each as a group, beside them with the CPython ones on
+the other worker; a test of the site that takes minutes alone (``ALONE``) too."""
 
 import fcntl
 import subprocess
@@ -17,10 +18,10 @@ import build
 
 REPO = Path(__file__).resolve().parent.parent
 
-# The xdist group of the tests that must run in order on one worker: the built site's
-# in a browser (tests/site/), each module on a Chromium of its own; the build's; panel
-# serve's.
-GROUPS = {"site": "site", "test_build": "build", "test_page": "serve"}
+# The xdist group of the tests that must run in order on one worker, by module or by
+# folder: the built site's in Chromium (tests/site/), each module on a Chromium of its
+# own; the site's in every engine, one browser at a time; the build's; panel serve's.
+GROUPS = {"site": "site", "test_engines": "engines", "test_build": "build", "test_page": "serve"}
 
 
 # A test of the site that times nothing and takes minutes: alone, on whichever worker
@@ -31,19 +32,30 @@ ALONE = {"test_every_question_answers_with_the_numbers_of_its_scenario": "questi
 def group_of(item) -> str | None:
     return (
         ALONE.get(item.originalname)
-        or GROUPS.get(item.path.parent.name)
         or GROUPS.get(item.path.stem)
+        or GROUPS.get(item.path.parent.name)
     )
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items):
-    """The groups' tests marked, and scheduled first: the site's group takes longest."""
+    """The groups' tests marked, and put in the order xdist hands them out in (kept:
+    pyproject.toml's --no-loadscope-reorder): the site's group first, whose first test
+    builds the site; beside it, while it builds, what needs no built site (panel
+    serve's group, the CPython tests); then what needs the site, the largest groups
+    first. (By the groups' sizes, the other worker waited minutes for the build.)"""
     for item in items:
         if group_of(item):
             item.add_marker(pytest.mark.xdist_group(group_of(item)))
-    rank = {"site": 0, "questions": 1, "build": 2, "serve": 3}
-    items.sort(key=lambda item: rank.get(group_of(item), len(rank)))
+    rank = {"site": 0, "serve": 1, "engines": 3, "build": 4, "questions": 5}
+
+    def order(item) -> int:
+        group = group_of(item)
+        if group in rank:
+            return rank[group]
+        return 6 if "site" in item.fixturenames else 2
+
+    items.sort(key=order)
 
 
 @pytest.fixture(scope="session")
