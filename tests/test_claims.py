@@ -58,7 +58,8 @@ def slider_value(rng: random.Random, bounds, step=0.05) -> float:
 
 
 def draw_scenarios(count: int, seed: int = 19) -> list[dict]:
-    """``count`` scenarios across the whole control space, then every question step's."""
+    """``count`` scenarios across the whole control space, then the defaults and every
+    question step's (at seed 0)."""
     rng = random.Random(seed)
     drawn = [
         {
@@ -75,7 +76,8 @@ def draw_scenarios(count: int, seed: int = 19) -> list[dict]:
         for _ in range(count)
     ]
     steps = [dict(step.scenario) for q in QUESTIONS for step in q.steps]
-    return drawn + steps
+    assert all("seed" not in step for step in steps)
+    return [*drawn, {}, *steps]
 
 
 SCENARIOS = draw_scenarios(N_SCENARIOS)
@@ -153,20 +155,16 @@ def test_every_claim_is_true_where_it_is_shown(index):
     assert wrong == []
 
 
-# The training claims hold on every seed: the question steps' scenarios and the defaults,
-# each at seeds 0-4 (the learning rates too).
-SEEDED = [
-    {**scenario, "seed": seed}
-    for scenario in [{}, *({**step.scenario} for q in QUESTIONS for step in q.steps)]
-    for seed in range(5)
-]
+# The training claims hold on every seed: the defaults and the question steps' scenarios,
+# each at seeds 1-4 too (the learning rates too; seed 0 is SCENARIOS' own).
+DEFAULT_AND_STEPS = SCENARIOS[N_SCENARIOS:]
 
 
-@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("seed", range(1, 5))
 def test_every_claim_is_true_on_every_seed(seed):
     wrong = []
-    for scenario in SEEDED[seed::5]:
-        results = results_of(scenario)
+    for scenario in DEFAULT_AND_STEPS:
+        results = results_of({**scenario, "seed": seed})
         here = Here(results)
         for where, said in everything_said(results):
             wrong += [(scenario, where, *claim) for claim in wrong_claims(said, here)]
