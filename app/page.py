@@ -185,8 +185,7 @@ class AttentionLab(pn.viewable.Viewer):
         self.address.read()
         if self.state.text == "live":
             return
-        self.training.later()  # done already, unless Python started from scratch
-        self._show_training("training", "rates")
+        self._train_later()  # trained already, unless Python started from scratch
         for widget in self._until_live:
             widget.disabled = False
         if self.theme.marker.document is not None:  # the page has it (not yet under serve)
@@ -201,10 +200,7 @@ class AttentionLab(pn.viewable.Viewer):
         with hold():
             if changed - {"learning_rate"}:
                 self._update(curves=bool(changed - {"d_k", "scaling", "learning_rate"}))
-            self.training.later()
-            # The training's views draw the current rule and d_k, whatever the training
-            # does; then the words and the answer, once (a drag shows them once a move).
-            self._show_training("training", "rates")
+            self._train_later()
         self.address.write()
 
     # --- computing -----------------------------------------------------------------------
@@ -299,6 +295,13 @@ class AttentionLab(pn.viewable.Viewer):
         return VIEW_TITLES | {key: f.title.text for s in shown for key, f in s.figures.items()}
 
     # --- training ------------------------------------------------------------------------
+
+    def _train_later(self):
+        """Train the scenario in the background (``Training.later``), and show at once the
+        training's views at the current rule and d_k, whatever the training has done;
+        then the words and the answer, once (a drag shows them once a move)."""
+        self.training.later()
+        self._show_training("training", "rates")
 
     def _show_training(self, *parts: str):
         """What of the training changed (``app.background.Training``, or a move), then
