@@ -5,6 +5,8 @@ reload keeps the reader's change. (A module of its own: an engine's Chromium can
 start beside test_course_page.py's Playwright.)
 """
 
+from urllib.parse import parse_qsl
+
 import pytest
 from browser import OTHER_SITE, READ_SOURCES_JS, free_port, http_server, watched_site_handler
 from embedding import FIRST_PAINT_JS, FIT_JS, FITTED_JS
@@ -97,8 +99,8 @@ def walk_the_course_page(engine, course_url, name, theme, folder):
     for index, (link, views) in enumerate(COURSE_EMBEDS.items()):
         assert wait_embed_live(engine, index)["python"] == "shared"
         with engine.frame(index):
-            shown = engine.evaluate("location.search").lstrip("?").split("&")
-            assert set(link.lstrip("?").split("&")) <= set(shown), shown  # the snippet's scenario
+            shown = parse_qsl(engine.evaluate("location.search").lstrip("?"))
+            assert set(parse_qsl(link.lstrip("?"))) <= set(shown), shown  # the snippet's scenario
             paints = engine.evaluate("paints")
             assert paints["uncovered"] == 0 and paints["drawnUncovered"] is False, paints
             assert engine.evaluate("document.documentElement.dataset.labTheme") == theme
