@@ -11,7 +11,6 @@ import json
 import os
 import re
 import shutil
-import time
 from collections import Counter
 from typing import ClassVar
 from urllib.parse import unquote
@@ -19,7 +18,7 @@ from urllib.parse import unquote
 import pytest
 from browser import OFFLINE_ARGS, Console, free_port, http_server, launch, site_file, unhashed
 from playwright.sync_api import sync_playwright
-from site_pages import open_the_link
+from site_pages import SLOW_BYTES_PER_S, SNAPSHOT_BIN, open_the_link, send_slowly
 
 from sitebuild.offline import write_service_worker
 from sitebuild.serve import SiteHandler
@@ -120,28 +119,15 @@ def test_a_second_visit_comes_from_the_browser_even_offline(browser, site):
     context.close()
 
 
-# A slow link for the snapshot (either compression): 1 MB/s, 64 KB at a time.
-SLOW_CHUNK, SLOW_BYTES_PER_S = 64 * 1024, 1e6
-
-
 class SlowSnapshotHandler(CountingHandler):
-    """Sends the snapshot over a slow link (SLOW_BYTES_PER_S), the rest at once, and
+    """Sends the snapshot over a slow link (``send_slowly``), the rest at once, and
     records how much of each file it sent before the browser hung up."""
 
     def copyfile(self, source, outputfile):
         path = unquote(self.path.split("?")[0])
-        if not unhashed(path).startswith("/snapshot/snapshot.bin."):
+        if not unhashed(path).startswith(SNAPSHOT_BIN):
             return super().copyfile(source, outputfile)
-        data, sent = source.read(), 0
-        try:
-            for at in range(0, len(data), SLOW_CHUNK):
-                outputfile.write(data[at : at + SLOW_CHUNK])
-                sent += len(data[at : at + SLOW_CHUNK])
-                time.sleep(SLOW_CHUNK / SLOW_BYTES_PER_S)  # the link's pace, not a wait
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the browser stopped the download
-        finally:
-            type(self).sent.append((path, sent))
+        type(self).sent.append((path, send_slowly(source.read(), outputfile)))
 
 
 def test_over_a_slow_link_the_worker_fetches_the_smaller_snapshot_and_keeps_it(browser, site):

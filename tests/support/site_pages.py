@@ -9,6 +9,7 @@ import csv
 import json
 import re
 import struct
+import time
 import zipfile
 import zlib
 from dataclasses import replace
@@ -346,17 +347,45 @@ TEXT_SIZES_JS = f"""{DEEP_JS}('p, li, td, th, label, button, .bk-slider-title')
   .map((e) => [e.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(e).fontSize)])"""
 
 
+# A slow link for the snapshot (either compression): 1 MB/s, 64 KB at a time. Over it
+# the worker takes the zstd files (static/worker_snapshot.js).
+SLOW_CHUNK, SLOW_BYTES_PER_S = 64 * 1024, 1e6
+SNAPSHOT_BIN = "/snapshot/snapshot.bin."
+
+
+def send_slowly(data: bytes, outputfile) -> int:
+    """Write ``data`` at SLOW_BYTES_PER_S; the bytes sent before the browser hung up."""
+    sent = 0
+    try:
+        for at in range(0, len(data), SLOW_CHUNK):
+            outputfile.write(data[at : at + SLOW_CHUNK])
+            sent += len(data[at : at + SLOW_CHUNK])
+            time.sleep(SLOW_CHUNK / SLOW_BYTES_PER_S)  # the link's pace, not a wait
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the browser stopped the download
+    return sent
+
+
 class MissingFileHandler(SiteHandler):
     """Serves the site but answers 404 for the files whose paths end as one of
-    ``missing`` says (without the hash in their names), as a broken host would."""
+    ``missing`` says (without the hash in their names), as a broken host would; with
+    ``slow_snapshot``, sends the snapshot slowly (``send_slowly``)."""
 
     missing = ()
+    slow_snapshot = False
 
     def do_GET(self):
         if unhashed(self.path.split("?")[0]).endswith(self.missing):
             self.send_error(404)
         else:
             super().do_GET()
+
+    def copyfile(self, source, outputfile):
+        path = unhashed(unquote(self.path.split("?")[0]))
+        if self.slow_snapshot and path.startswith(SNAPSHOT_BIN):
+            send_slowly(source.read(), outputfile)
+        else:
+            super().copyfile(source, outputfile)
 
 
 def open_the_link(page, url, boot="snapshot"):
