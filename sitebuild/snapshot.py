@@ -131,9 +131,7 @@ def make_snapshot(site: Path, python: str) -> tuple[dict[str, bytes], dict[str, 
     sizes = {path: len(data) for path, data in elsewhere.items()}
     held = {"snapshot.bin": snapshot, "site-packages.pack": pack(packed, preload, sizes)}
     megabytes = sum(len(data) for data in held.values()) / 1e6
-    say(
-        f"compressing the snapshot and its pack ({megabytes:.0f} MB; gzip, zstd level {ZSTD_LEVEL})"
-    )
+    say(f"compressing the snapshot and its pack ({megabytes:.0f} MB: gzip, zstd {ZSTD_LEVEL})")
     shipped = {
         f"{name}.gz": gzip.compress(data, compresslevel=6, mtime=0) for name, data in held.items()
     }
