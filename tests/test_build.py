@@ -10,7 +10,6 @@ import json
 import os
 import re
 import socket
-import struct
 import subprocess
 import sys
 import zipfile
@@ -20,6 +19,7 @@ import panel
 import pytest
 from browser import REPO, site_file, unhashed
 from pyodide_lock import PyodideLockSpec
+from site_pages import unpack
 
 import build
 from sitebuild import runtime
@@ -403,7 +403,6 @@ def test_the_snapshot_loads_the_extension_modules_in_the_order_recorded(site):
     Python loaded, in their order: those SNAPSHOT_PRELOAD lists, as it lists them (the
     build found it current; a stale list costs every build a second run of node)."""
     packed = gzip.decompress(site_file(site, "snapshot/site-packages.pack.gz").read_bytes())
-    (length,) = struct.unpack("<I", packed[:4])
-    header = json.loads(packed[4 : 4 + length])
-    assert header["preload"] == listed_in_order(SNAPSHOT_PRELOAD)
-    assert header["preload"] and all(path.endswith(".so") for path in header["preload"])
+    _, preload, _ = unpack(packed)
+    assert preload == listed_in_order(SNAPSHOT_PRELOAD)
+    assert preload and all(path.endswith(".so") for path in preload)

@@ -12,7 +12,6 @@ import gzip
 import json
 import os
 import shutil
-import struct
 import time
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from site_pages import (
     assert_shows_weights_of,
     assert_trained_as_here,
     open_the_link,
+    unpack,
     wait_until_ready,
 )
 
@@ -248,15 +248,6 @@ def test_a_page_script_without_its_gz_is_loaded_as_it_is(offline, site):
         assert "/bokeh/bokeh.min.js" in handler.served
         assert "/bokeh/bokeh-widgets.min.js.gz" in handler.served
         page.close()
-
-
-def unpack(blob: bytes) -> tuple[dict[str, bytes], list[str], dict[str, int]]:
-    """The files, preload and elsewhere of a ``sitebuild.snapshot.pack``."""
-    (length,) = struct.unpack_from("<I", blob)
-    index = json.loads(blob[4 : 4 + length])
-    data = blob[4 + length :]
-    files = {path: data[offset : offset + size] for path, offset, size in index["files"]}
-    return files, index["preload"], dict(index["elsewhere"])
 
 
 def test_a_file_the_pack_left_out_is_fetched_when_python_reads_it(offline, site, tmp_path):

@@ -388,6 +388,15 @@ class MissingFileHandler(SiteHandler):
             super().copyfile(source, outputfile)
 
 
+def unpack(blob: bytes) -> tuple[dict[str, bytes], list[str], dict[str, int]]:
+    """The files, preload and elsewhere of a ``sitebuild.snapshot.pack``."""
+    (length,) = struct.unpack_from("<I", blob)
+    index = json.loads(blob[4 : 4 + length])
+    data = blob[4 + length :]
+    files = {path: data[offset : offset + size] for path, offset, size in index["files"]}
+    return files, index["preload"], dict(index["elsewhere"])
+
+
 def open_the_link(page, url, boot="snapshot"):
     """Open a link at ``url`` (a host of the site, as served), wait until it is ready
     with Python started as ``boot`` says, and check that it shows the link's weights."""
