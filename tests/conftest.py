@@ -4,10 +4,18 @@ Chromium), those in every engine (``test_engines``) as another group, and those 
 the build and of ``panel serve`` each as a group, beside them with the CPython ones on
 the other worker; a test of the site that takes minutes alone (``ALONE``) too."""
 
-import fcntl
-import subprocess
-import sys
-from pathlib import Path
+import os
+
+# numpy's OpenBLAS runs one thread per core in every process: with two workers on two
+# cores, four threads fight for them, and the CPython tests' small products took 40 %
+# longer side by side (docs/benchmarks.md, "CI's time"). One each, set before numpy
+# loads it (nothing has imported numpy yet: test_the_tests_run_numpy_on_one_thread).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import fcntl  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest
 from browser import OFFLINE_ARGS, http_server, launch
