@@ -12,10 +12,10 @@ import os
 # loads it (nothing has imported numpy yet: test_the_tests_run_numpy_on_one_thread).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import fcntl  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
+import fcntl
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from browser import OFFLINE_ARGS, http_server, launch
