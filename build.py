@@ -30,7 +30,7 @@ wrote it, and the page says so.
 
 Pyodide's wasm and JS are shipped gzip-compressed beside the originals
 (``snapshot.RUNTIME_GZ``), and the worker fetches and decompresses them itself
-(``static/worker_runtime.js``), as the page does its own scripts
+(``static/runtime/worker/runtime.js``), as the page does its own scripts
 (``page.compress_page_scripts``): a host that compresses nothing sends a third of
 their bytes. Of site-packages, the worker fetches only what the snapshot does
 not hold and a session reads (``snapshot.SESSION_FILES``); every other file is there
@@ -60,8 +60,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sitebuild import first_text, offline, page, runtime, serve, snapshot, wheels
-from sitebuild.common import REPO, UNGZIPPED_JS, BuildError, say
+from sitebuild import bundle, first_text, offline, page, runtime, serve, snapshot, wheels
+from sitebuild.common import REPO, BuildError, say
+from sitebuild.fills import check_filled, fill_file
 
 SITE = REPO / "static" / "site"
 CDN_SITE = REPO / "static" / "site-cdn"
@@ -74,26 +75,17 @@ BUILD_TEMPLATES = (
     runtime.KEEP_SCENARIO_JS,
     page.THEORY_HTML,
     wheels.PRECOMPILE_JS,
-    runtime.WORKER_ERRORS_JS,
-    runtime.WORKER_TEMPLATE,
-    runtime.HANDLER_TEMPLATE,
-    runtime.SHARED_WORKER_JS,
-    runtime.LAB_WORKER_JS,
     snapshot.SNAPSHOT_JS,
     snapshot.MAKE_SNAPSHOT_JS,
-    snapshot.WORKER_SNAPSHOT_JS,
-    snapshot.WORKER_RUNTIME_JS,
-    runtime.AHEAD_JS,
-    runtime.NEXT_CHANGE_JS,
-    page.PAGE_SCRIPTS_JS,
     first_text.FIRST_TEXT_HTML,
     snapshot.SESSION_FILES,
     snapshot.SESSION_STDLIB,
     snapshot.SNAPSHOT_PRELOAD,
-    offline.SERVICE_WORKER_JS,
     offline.REGISTER_SERVICE_WORKER_JS,
-    UNGZIPPED_JS,
+    *bundle.runtime_sources(),
 )
+# The files the build fills in (sitebuild/fills.py): none is left with a fill unfilled.
+FILLED = ("index.html", "main.js")
 
 
 def build(cdn: bool = False, final: Path | None = None) -> Path:
@@ -123,10 +115,13 @@ def build(cdn: bool = False, final: Path | None = None) -> Path:
         snapshot.compress_runtime(work / "pyodide")
         page.compress_page_scripts(work)
     page.add_theory(work)
+    if cdn:  # (no snapshot, and no file named by its content)
+        fill_file(work / "main.js", SNAPSHOT=None, SITE_NAMES={})
     names = {} if cdn else offline.name_by_content(work)
     runtime.name_shared_worker(work)  # once the worker holds the names of its files
     if not cdn:
         offline.add_service_worker(work, names)
+    check_filled(work, FILLED if cdn else (*FILLED, offline.SERVICE_WORKER))
     shutil.rmtree(final, ignore_errors=True)
     work.rename(final)
     total = sum(p.stat().st_size for p in final.rglob("*") if p.is_file())

@@ -124,7 +124,7 @@ def scenario_widgets(s: Scenario) -> dict:
         widget.sizing_mode = widget.sizing_mode or "stretch_width"
         # In the browser build a slider acts while it is dragged: the worker takes
         # the next value only when it is done with the last (its 'idle', in
-        # static/runtime/pyodide_worker.js).
+        # static/runtime/worker/main.js).
         # A server would queue every value of a drag, so there it acts on release.
         live = in_browser_build() or "value_throttled" not in widget.param
         throttled = "value" if live else "value_throttled"

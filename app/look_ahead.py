@@ -6,8 +6,8 @@ as long after the key press as the browser then takes to draw it (the site
 benchmark: 42-64 ms against 55-79). So the worker draws the scenario at the d_k
 one step above and below and sends what the figures on screen would show there
 ahead of the move (``app.patches.DocumentLink.send_ahead``); the page applies it
-in the task of the key press (``static/ahead.js``), and Python's answer brings
-the rest (the words, the address) and corrects anything that differs.
+in the task of the key press (``static/runtime/page/ahead.js``), and Python's answer
+brings the rest (the words, the address) and corrects anything that differs.
 
 What is sent ahead holds while the scenario, the picked row and the sections on
 screen stay as they were; a patch from the page that changes none of them (a

@@ -128,7 +128,7 @@ class AttentionLab(pn.viewable.Viewer):
             # href (and search, if any); then the link's scenario applies. Restored from
             # the snapshot, it learns it as it sends the document, and applies the
             # link's scenario while the page draws the document (the snapshot boot
-            # of static/runtime/pyodide_worker.js). A shared Python's later page
+            # of static/runtime/worker/main.js). A shared Python's later page
             # comes with its URL: its page is built at its link's scenario, and
             # app.worker makes it live once the page is in its document.
             location.param.watch(lambda *_: self.go_live(), ["href", "search"])

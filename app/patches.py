@@ -4,7 +4,7 @@ Two things go wrong with Panel's own link, and both lose a learner's change:
 
 - Bokeh drops a whole patch from the page that names a model no longer in the
   document ("harmless", says its log). While Python works, the page merges its
-  changes into one patch (``static/runtime/pyodide_handler.js``), and a section
+  changes into one patch (``static/runtime/page/handler.js``), and a section
   that was just closed takes its figures out of the document while the page may
   still send their layout's changes: a slider move merged into that patch was lost
   (the slider showed one value, Python and the URL another). ``apply_page_patch``
@@ -62,7 +62,8 @@ def apply_page_patch(doc, patch, setter=None):
 
 
 def change_key(model, attr: str, value) -> str:
-    """The key of a change from the page, as the page writes it (``static/ahead.js``)."""
+    """The key of a change from the page, as the page writes it
+    (``static/runtime/page/ahead.js``)."""
     return f"{model.id}.{attr}={json.dumps(value)}"
 
 

@@ -7,12 +7,12 @@ Python task as one patch when the task ends (``app.patches.DocumentLink``),
 so the page applies a move in one go, and ``apply_page_patch`` applies the
 page's changes through the same link. Changes sent ahead (``app.look_ahead``)
 go to the page as ``{type: 'ahead', key, applied, patch, buffers}``, which
-``static/ahead.js`` keeps for the page's next change (``key`` null: what was
-sent still holds). The lab's worker (``static/runtime/pyodide_worker.js``)
+``static/runtime/page/ahead.js`` keeps for the page's next change (``key`` null: what
+was sent still holds). The lab's worker (``static/runtime/worker/main.js``)
 calls them instead of Panel's.
 
 The embeds of a course page share one worker, and so one Python
-(``static/shared_worker.js``), which holds a document for each, as ``panel
+(``static/runtime/worker/shared.js``), which holds a document for each, as ``panel
 serve`` holds one per session: the first page gets the document the worker
 started with, each other a ``new_document``; ``use_document`` makes a page's the
 current one before its message is handled, and ``close_document`` lets it go

@@ -8,9 +8,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 STATIC = REPO / "static"  # the HTML, JS and CSS the build fills in and ships
 CACHE = REPO / "static" / "cache"
-# Reads a response's body uncompressed, gzip or not: the page's script loader and the
-# worker's runtime each carry it (page.compress_page_scripts, snapshot.add_snapshot).
-UNGZIPPED_JS = STATIC / "ungzipped.js"
 
 
 START = time.monotonic()  # the build's steps are timed from its process's start

@@ -4,7 +4,7 @@ A returning learner gets the site from their own browser. Each large file that t
 page or its worker loads carries a hash of its content in its name
 (`name_by_content`), so that no cache, the browser's or the service worker's, pairs a
 page with another build's file of the same name. The service worker
-(``static/service_worker.js``, filled in by `add_service_worker`) keeps every file the
+(``static/runtime/service_worker.js``, filled in by `add_service_worker`) keeps every file the
 page loads once the simulation is live, and after a rebuild fetches only those whose
 content changed.
 """
@@ -14,14 +14,13 @@ import hashlib
 import json
 from pathlib import Path
 
+from sitebuild.bundle import bundles
 from sitebuild.common import STATIC, replace_once
+from sitebuild.fills import fill, fill_file
 from sitebuild.page import HELD_SCRIPT_TAG
 
-SERVICE_WORKER_JS = STATIC / "service_worker.js"
+SERVICE_WORKER = "service_worker.js"  # beside the page
 REGISTER_SERVICE_WORKER_JS = STATIC / "register_service_worker.js"
-# Where the table of hashed names goes: the page's loader (static/page_scripts.js) and
-# the worker (static/worker_runtime.js) each have it once.
-SITE_NAMES = "SITE_NAMES"
 # The files named by their content: every .gz and .zst the build writes (the runtime's,
 # the page's scripts', the snapshot's), the standard library and the snapshot's helpers. The
 # names of the others stay: the page's address, the files that Panel's page and
@@ -46,7 +45,7 @@ NOT_KEPT = (
 # snapshot, its pack and Pyodide's wasm, in whichever of their two compressions the
 # page's worker fetched (the worker hands its downloads to the service worker's cache),
 # and the whole standard library, which the worker fetches only where Python reads
-# what its restored copy lacks (static/worker_snapshot.js).
+# what its restored copy lacks (static/runtime/worker/snapshot.js).
 KEPT_ONCE_FETCHED = (
     "snapshot/snapshot.*bin.*",
     "snapshot/site-packages.*pack.*",
@@ -80,16 +79,15 @@ def matches(path: str, patterns: tuple[str, ...]) -> bool:
 
 def name_by_content(site: Path) -> dict[str, str]:
     """Rename the files of ``site`` that NAMED_BY_CONTENT says to their hashed names, fill
-    the table of names into the page and the worker, and return it (path -> hashed)."""
+    the table of names into the page's script loader and the worker, and return it (path
+    -> hashed)."""
     names = {}
     for path in site_files(site):
         if matches(path, NAMED_BY_CONTENT) and not matches(path, NOT_KEPT):
             names[path] = hashed_name(path, (site / path).read_bytes())
             (site / path).rename(site / names[path])
-    table = json.dumps(names, sort_keys=True)
     for page in ("index.html", "main.js"):
-        file = site / page
-        file.write_text(replace_once(file.read_text(), SITE_NAMES, table, page))
+        fill_file(site / page, SITE_NAMES=dict(sorted(names.items())))
     return names
 
 
@@ -110,18 +108,17 @@ def write_service_worker(site: Path, names: dict[str, str]):
     """
     compressed = {path.removesuffix(".gz") for path in names if path.endswith(".gz")}
     hashes = {path: content_hash((site / path).read_bytes()) for path in site_files(site)}
-    hashes.pop(SERVICE_WORKER_JS.name, None)  # a rebuild's, before it is written anew
+    hashes.pop(SERVICE_WORKER, None)  # a rebuild's, before it is written anew
     kept = {
         path: digest
         for path, digest in hashes.items()
         if path not in compressed and not matches(path, NOT_KEPT + KEPT_ONCE_FETCHED)
     }
-    fill = {
-        "SITE_VERSION": json.dumps(content_hash(json.dumps(hashes, sort_keys=True).encode())),
-        "SITE_FILES": json.dumps(kept, indent=0, sort_keys=True),
-        "SITE_HASHED": json.dumps(sorted(names.values())),
-    }
-    script = SERVICE_WORKER_JS.read_text()
-    for placeholder, value in fill.items():
-        script = replace_once(script, placeholder, value, SERVICE_WORKER_JS.name)
-    (site / SERVICE_WORKER_JS.name).write_text(script)
+    script = fill(
+        bundles()["service_worker"],
+        "the service worker",
+        SITE_VERSION=content_hash(json.dumps(hashes, sort_keys=True).encode()),
+        SITE_FILES=dict(sorted(kept.items())),
+        SITE_HASHED=sorted(names.values()),
+    )
+    (site / SERVICE_WORKER).write_text(script)

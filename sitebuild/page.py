@@ -5,21 +5,22 @@ the theory page beside it."""
 import contextlib
 import gzip
 import html
-import json
 import os
 import re
 import shutil
 import string
 from pathlib import Path
 
-from sitebuild.common import REPO, STATIC, UNGZIPPED_JS, BuildError, replace_once, say
+from sitebuild.bundle import bundles
+from sitebuild.common import REPO, STATIC, BuildError, replace_once, say
+from sitebuild.fills import fill
 from sitebuild.runtime import Worker, use_own_runtime
 
 ENTRY = REPO / "app" / "main.py"
 PANEL_ROOT = "./panel/"  # PANEL_CDN_ROOT of the self-contained site, relative to the page
 # What the worker installs beside Panel and Bokeh (the self-contained site).
 WORKER_REQUIREMENTS = ["attention-scaling-lab"]
-# Runs in the worker before Panel is imported (PANEL_ROOT filled in).
+# Runs in the worker before Panel is imported (its PANEL_ROOT filled in).
 WORKER_PRELUDE = STATIC / "worker_prelude.py"
 
 
@@ -40,7 +41,7 @@ def convert(site: Path, app_wheel: Path | None = None) -> Worker:
     worker = use_own_runtime(panel_convert)
     if self_contained:
         panel_convert.PYODIDE_URL = "./pyodide/pyodide.js"
-        prelude = WORKER_PRELUDE.read_text().replace('"PANEL_ROOT"', f'"{PANEL_ROOT}"')
+        prelude = fill(WORKER_PRELUDE.read_text(), WORKER_PRELUDE.name, PANEL_ROOT=PANEL_ROOT)
         panel_convert.PRE = prelude + panel_convert.PRE
     say("converting app/main.py with Panel (prerendering the default scenario)")
     from app.environment import PRERENDER_ENV
@@ -102,16 +103,16 @@ def localise(site: Path):
 
 
 # The page's own scripts (BokehJS, Panel, KaTeX), shipped compressed and run by
-# static/page_scripts.js; the inline scripts after them wait, with this type, for it.
+# the page's script loader (static/runtime/page/scripts.js); the inline scripts after
+# them wait, with this type, for it.
 PAGE_SCRIPT_TAG = re.compile(r'<script type="text/javascript" src="(\./[^"]+\.js)"></script>\n?')
 INLINE_SCRIPT_TAG = re.compile(r'<script(?: type="text/javascript")?>')
 HELD_SCRIPT_TAG = '<script type="text/after-page-scripts">'
-PAGE_SCRIPTS_JS = STATIC / "page_scripts.js"  # the page's scripts fetched compressed
 
 
 def compress_page_scripts(site: Path):
     """Write the scripts the page loads gzip-compressed beside them (3.0 -> 0.8 MB) and
-    put static/page_scripts.js in their place, which fetches the .gz files, runs them in
+    put the page's script loader in their place, which fetches the .gz files, runs them in
     order and then the page's inline scripts (held until then): the page is parsed and
     painted while they download, and a host that compresses nothing sends a quarter of
     the bytes. The originals stay for browsers without DecompressionStream."""
@@ -127,8 +128,7 @@ def compress_page_scripts(site: Path):
         )
     start = PAGE_SCRIPT_TAG.search(page).start()
     after = INLINE_SCRIPT_TAG.sub(HELD_SCRIPT_TAG, PAGE_SCRIPT_TAG.sub("", page[start:]))
-    loader = PAGE_SCRIPTS_JS.read_text().replace("PAGE_SCRIPTS", json.dumps(scripts))
-    loader = f"(() => {{\n{UNGZIPPED_JS.read_text()}{loader}}})();\n"
+    loader = fill(bundles()["page_scripts"], "the page's script loader", PAGE_SCRIPTS=scripts)
     html_path.write_text(page[:start] + f"<script>\n{loader}</script>\n" + after)
 
 

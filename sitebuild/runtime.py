@@ -1,70 +1,75 @@
 """The lab's runtime in the page Panel's converter writes: the worker and the page's
-handler of the worker are the project's own (``static/runtime/``, derived from Panel
-1.9.4's templates, which tests/test_build.py pins), rendered by the converter where it
-takes its own; the page gets the status bar, the embed's placeholder and what an embed
-tells its course page."""
+handler of it are the project's own (``static/runtime/``: ES modules derived from Panel
+1.9.4's templates, which tests/test_build.py pins, bundled by ``sitebuild.bundle``),
+filled with Panel's variables where the converter renders its own templates; the page
+gets the status bar, the embed's placeholder and what an embed tells its course page."""
 
+import ast
 import hashlib
-import json
 from pathlib import Path
 
-from jinja2 import FileSystemLoader
-
+from sitebuild.bundle import bundles
 from sitebuild.common import STATIC, replace_once
+from sitebuild.fills import fill, fill_file
 
-RUNTIME = STATIC / "runtime"  # the worker and the page's handler of it: Jinja templates
-WORKER_TEMPLATE = RUNTIME / "pyodide_worker.js"
-HANDLER_TEMPLATE = RUNTIME / "pyodide_handler.js"
-# What the templates include (the lab's scripts in static/, each whole).
-SHARED_WORKER_JS = STATIC / "shared_worker.js"  # the worker as a SharedWorker
-WORKER_ERRORS_JS = STATIC / "worker_errors.js"  # a failed load or step said as a status
-LAB_WORKER_JS = STATIC / "lab_worker.js"  # the page's worker: shared, or its own
-AHEAD_JS = STATIC / "ahead.js"  # the page's side of the changes sent ahead
-NEXT_CHANGE_JS = STATIC / "next_change.js"  # a drag's next change posted with the answer
 STATUS_HTML = STATIC / "status.html"  # the status bar, inserted before </body>
 PLACEHOLDER_HTML = STATIC / "placeholder.html"  # an embed's placeholder, first in <head>
 EMBED_HOST_JS = STATIC / "embed_host.js"  # what an embed tells its course page, before it
 KEEP_SCENARIO_JS = STATIC / "keep_scenario.js"  # an embed rebuilt at the reader's scenario
-LAB_BUILD = "LAB_BUILD"  # in LAB_WORKER_JS: the build, which names its shared worker
 # A button's tag: the page merges its quick clicks into one, as one does ("New draw");
-# any other button's clicks all count (static/runtime/pyodide_handler.js).
+# any other button's clicks all count (static/runtime/page/handler.js).
 MERGED_CLICKS = "merged-clicks"
 
 
 class Worker:
-    """The lab's worker (``WORKER_TEMPLATE``) where Panel's converter takes its own
-    template: rendered by the converter with Panel's variables, which it keeps, and
-    again by the build, with its own (``render``: the snapshot's, once it is made)."""
+    """The lab's worker (``static/runtime/worker/``, bundled) where Panel's converter
+    takes its template: rendered by the converter with Panel's variables, which it
+    keeps (``python``); the build fills in the rest (the snapshot's files, the site's
+    names) as it knows them."""
 
-    def __init__(self, template):
-        self.template = template
+    def __init__(self):
         self.panel_variables = None
 
-    def render(self, panel_variables=None, /, **variables) -> str:
-        """The worker's code: with ``panel_variables`` (Panel's converter), kept for
-        the next time; with the build's ``variables``."""
-        if panel_variables is not None:
-            self.panel_variables = dict(panel_variables)
-        return self.template.render(self.panel_variables, **variables)
+    def render(self, panel_variables) -> str:
+        """The worker's code, with Panel's variables filled in (Panel's converter)."""
+        self.panel_variables = dict(panel_variables)
+        values = {
+            "pyodideUrl": panel_variables["PYODIDE_URL"],
+            # (Python's reprs, as Panel writes them into its template's JavaScript)
+            "dataArchives": ast.literal_eval(f"[{panel_variables['data_archives']}]"),
+            "requirements": ast.literal_eval(f"[{panel_variables['env_spec']}]"),
+            "code": self.python(),
+        }
+        return fill(bundles()["worker"], "the worker", PANEL=values)
 
     def python(self) -> str:
-        """The app's Python that the worker runs, as it runs it (Panel's converter
-        escapes it for a JavaScript template literal: unicode_escape, and `)."""
+        """The app's Python that the worker runs (Panel's converter escapes it for a
+        JavaScript template literal: unicode_escape, and `)."""
         code = self.panel_variables["code"]
         return code.replace("\\`", "`").encode().decode("unicode_escape")
 
 
+class Handler:
+    """The page's handler of the worker (``static/runtime/page/``, bundled) where Panel's
+    converter takes its template: rendered with the worker's script and Panel's
+    loading spinner; the build names the shared worker later (``name_shared_worker``)."""
+
+    def render(self, panel_variables) -> str:
+        return fill(
+            bundles()["handler"],
+            "the page's handler",
+            WORKER_URL=f"./{panel_variables['name']}.js",
+            LOADING_SPINNER=panel_variables["loading_spinner"],
+        )
+
+
 def use_own_runtime(panel_convert) -> Worker:
     """Make Panel's converter (``panel.io.convert``) write the project's worker and
-    handler: its templates, rendered as Panel renders its own (its Jinja settings),
-    with the lab's scripts they include, each whole (its last newline kept). Returns
-    the worker, which keeps Panel's variables once the converter has run."""
-    env = panel_convert._pn_env.overlay(
-        loader=FileSystemLoader([RUNTIME, STATIC]), keep_trailing_newline=True
-    )
-    worker = Worker(env.get_template(WORKER_TEMPLATE.name))
+    handler. Returns the worker, which keeps Panel's variables once the converter has
+    run."""
+    worker = Worker()
     panel_convert.WEB_WORKER_TEMPLATE = worker
-    panel_convert.WORKER_HANDLER_TEMPLATE = env.get_template(HANDLER_TEMPLATE.name)
+    panel_convert.WORKER_HANDLER_TEMPLATE = Handler()
     return worker
 
 
@@ -74,7 +79,7 @@ def add_status(site: Path):
     status bar, what an embed tells its course page and its scenario kept."""
     from app.options import DEFAULTS
 
-    status = STATUS_HTML.read_text().replace("PRERENDERED_SCENARIO", json.dumps(DEFAULTS))
+    status = fill(STATUS_HTML.read_text(), STATUS_HTML.name, PRERENDERED_SCENARIO=DEFAULTS)
     html_path = site / "index.html"
     page = html_path.read_text()
     host = "".join(
@@ -92,6 +97,4 @@ def name_shared_worker(site: Path):
     worker's code, which holds the names of the snapshot's files): the embeds of a
     build share one Python, and never one of another build."""
     digest = hashlib.sha256((site / "main.js").read_bytes()).hexdigest()[:16]
-    html_path = site / "index.html"
-    page = replace_once(html_path.read_text(), LAB_BUILD, json.dumps(digest), "the page")
-    html_path.write_text(page)
+    fill_file(site / "index.html", BUILD=digest)

@@ -15,23 +15,22 @@ from pathlib import Path
 import zstandard
 
 from sitebuild.common import STATIC, BuildError, run, say
+from sitebuild.fills import fill_file
 from sitebuild.inputs import fetch_fzstd_npm
 from sitebuild.page import WORKER_REQUIREMENTS
 from sitebuild.runtime import Worker
 
-# The worker's memory snapshot: made in node by MAKE_SNAPSHOT_JS, restored by
-# WORKER_SNAPSHOT_JS, both with the helpers in SNAPSHOT_JS.
+# The worker's memory snapshot: made in node by MAKE_SNAPSHOT_JS, restored by the
+# worker (static/runtime/worker/snapshot.js), both with the helpers in SNAPSHOT_JS.
 SNAPSHOT_JS = STATIC / "snapshot.js"
 MAKE_SNAPSHOT_JS = STATIC / "make_snapshot.js"
-WORKER_SNAPSHOT_JS = STATIC / "worker_snapshot.js"
-WORKER_RUNTIME_JS = STATIC / "worker_runtime.js"  # the runtime fetched compressed
-# Pyodide's files that the worker fetches gzip-compressed (static/worker_runtime.js).
+# Pyodide's files that the worker fetches gzip-compressed (static/runtime/worker/runtime.js).
 # python_stdlib.zip is a zip of compressed files already: not worth a second copy (the
 # sizes: docs/benchmarks.md, "Behind the code's constants").
 RUNTIME_GZ = ("pyodide.asm.wasm", "pyodide.asm.js")
 # The files of site-packages that the worker reads after restoring the snapshot, in a
 # full session, besides the extension modules: they ride in the pack, and every other
-# file is fetched alone if Python ever reads it (static/worker_snapshot.js).
+# file is fetched alone if Python ever reads it (static/runtime/worker/snapshot.js).
 # tests/site/conftest.py records what a full session reads and fails when this is stale.
 SESSION_FILES = STATIC / "session_files.txt"
 # The same for the standard library's zip: the members a full session reads after the
@@ -45,8 +44,8 @@ SNAPSHOT_PRELOAD = STATIC / "snapshot_preload.txt"
 STALE_PRELOAD = 3  # make_snapshot.js's exit code when SNAPSHOT_PRELOAD is not the order
 # The snapshot and its pack ship compressed twice: gzip (level 6) and zstd (level 19,
 # two threads), the levels weighed in docs/benchmarks.md ("Behind the code's
-# constants"). The worker fetches one of each (static/worker_snapshot.js), and is told
-# the size of the snapshot's files, and of what they hold (its ``snapshot.sizes``).
+# constants"). The worker fetches one of each (static/runtime/worker/snapshot.js), and is
+# told the size of the snapshot's files, and of what they hold (``add_snapshot``).
 ZSTD_LEVEL = 19
 ZSTD_THREADS = 2  # fixed: the same bytes on every machine
 # The standard library the worker restores with: Pyodide's zip with zeros but for the
@@ -161,8 +160,8 @@ def make_memory_snapshot(site: Path, work: Path, preload: list[str]) -> list[str
 
 
 def add_snapshot(site: Path, worker: Worker):
-    """Ship the snapshot in ``site/snapshot/`` and render the ``worker`` again, to boot
-    from it (told the sizes of its files and where the standard library's zeros are)."""
+    """Ship the snapshot in ``site/snapshot/`` and fill the worker (``main.js``) to boot
+    from it: the sizes of its files, and where the standard library's zeros are."""
     say("making the worker's memory snapshot (node)")
     folder = site / "snapshot"
     folder.mkdir()
@@ -177,8 +176,7 @@ def add_snapshot(site: Path, worker: Worker):
     shutil.copy2(SNAPSHOT_JS, folder / SNAPSHOT_JS.name)
     with tarfile.open(fetch_fzstd_npm()) as npm:
         (folder / "fzstd.js").write_bytes(npm.extractfile(FZSTD_JS).read())
-    snapshot = {"sizes": json.dumps(lengths), "holes": json.dumps(holes)}
-    (site / "main.js").write_text(worker.render(snapshot=snapshot))
+    fill_file(site / "main.js", SNAPSHOT={"sizes": lengths, "holes": holes})
 
 
 def sparse_stdlib(archive: bytes, kept: set[str]) -> tuple[bytes, list[list[int]]]:

@@ -48,7 +48,7 @@ NO_TABLE_SCAN = "var updateTableMap=(offset,count)=>{};"
 # iPadOS Safari says "MacIntel", so iPads crashed (pyodide#5670). Upstream's fix
 # (pyodide#5695, in 0.28) also reads the user agent, and takes a "MacIntel" with
 # touch points for an iPad; in a worker, whose navigator has no touch points, those
-# the page told (its 'start', static/runtime/pyodide_worker.js). Where it skips the
+# the page told (its 'start', static/runtime/worker/main.js). Where it skips the
 # trampoline, the table slot the trampoline takes elsewhere is taken by a stand-in, so
 # that every later slot is where the snapshot (made in node, with the trampoline) has
 # it (see TABLE_SCAN).

@@ -2,7 +2,7 @@
 // live (the status bar says ready, static/status.html) and no change has been in flight
 // for KEEP_AFTER_IDLE ms, the page asks its worker to hand the snapshot it downloaded to
 // the service worker's cache ("keep"), and once it has ("kept"), registers the service
-// worker (static/service_worker.js), which caches the rest. So neither the first visit's
+// worker (static/runtime/service_worker.js), which caches the rest. So neither the first visit's
 // downloads nor the learner's first moves wait for it, and it fetches nothing the page
 // has already. Where the browser keeps no storage for the site (a page opened from a
 // file, some embeds), the page works as before, unkept.

@@ -1,5 +1,5 @@
 // Booting Pyodide from a memory snapshot of the app's worker: shared by the build
-// (node, static/make_snapshot.js) and the page's worker (static/worker_snapshot.js).
+// (node, static/make_snapshot.js) and the page's worker (static/runtime/worker/snapshot.js).
 //
 // A Pyodide 0.27 memory snapshot holds the wasm heap but not the files, the
 // extension modules' code or the live JS objects that Python refers to. So:
@@ -10,7 +10,7 @@
 //    in that order. Before the runtime starts their memory comes
 //    from a deterministic bump of __heap_base, so their addresses and function
 //    table slots are the same when the snapshot is made and when it is restored.
-//  - given the snapshot opened by the worker (static/worker_snapshot.js), it sizes
+//  - given the snapshot opened by the worker (static/runtime/worker/snapshot.js), it sizes
 //    the wasm memory as Pyodide would from the whole snapshot and writes the
 //    memory image into it once the module is made, before Pyodide restores the
 //    header it was given (restoring an empty image then copies nothing).

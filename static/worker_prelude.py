@@ -1,12 +1,12 @@
 # Runs in the worker before Panel is imported; the build (sitebuild.page.convert) fills
-# in PANEL_ROOT.
+# in PANEL_ROOT (sitebuild/fills.py).
 import os
 import sys
 import types
 
 import pyodide.ffi
 
-os.environ["PANEL_CDN_ROOT"] = "PANEL_ROOT"
+os.environ["PANEL_CDN_ROOT"] = __LAB_PANEL_ROOT__  # noqa: F821 (a fill)
 if not hasattr(pyodide.ffi, "jsnull"):  # Panel 1.9.4 checks for it; Pyodide 0.27 maps null to None
     pyodide.ffi.jsnull = type("JsNull", (), {})()
 # Panel's worker patches requests and urllib with pyodide-http where it is installed,

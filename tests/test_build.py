@@ -19,19 +19,20 @@ import panel
 import pytest
 from browser import REPO, site_file, unhashed
 from pyodide_lock import PyodideLockSpec
-from site_pages import unpack
+from site_pages import filled, unpack
 
 import build
 from sitebuild import runtime
+from sitebuild.bundle import ENTRIES, RUNTIME
 from sitebuild.common import BuildError
+from sitebuild.fills import FILL, check_filled, fill
 from sitebuild.inputs import check_sha256
 from sitebuild.page import UNUSED_BOKEH_BUNDLES, check_no_cdn
-from sitebuild.runtime import HANDLER_TEMPLATE, MERGED_CLICKS, WORKER_TEMPLATE
+from sitebuild.runtime import MERGED_CLICKS
 from sitebuild.serve import serve
 from sitebuild.snapshot import (
     SESSION_STDLIB,
     SNAPSHOT_PRELOAD,
-    WORKER_SNAPSHOT_JS,
     listed,
     listed_in_order,
 )
@@ -156,7 +157,7 @@ def test_an_embed_s_placeholder_is_on_before_anything_of_the_page_is_drawn(site)
     status bar's, where it was: a loaded machine painted that page uncovered first)."""
     html = (site / "index.html").read_text()
     sets = html.index("root.classList.add('lab-placeholder')")
-    assert sets < html.index("</head>") and sets < html.index("const SCRIPTS = ")
+    assert sets < html.index("</head>") and sets < html.index("SCRIPTS = [")
     assert html.rfind("<script>", 0, sets) > html.rfind("text/after-page-scripts", 0, sets)
 
 
@@ -217,23 +218,21 @@ def sha256_of(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-# Runs static/worker_snapshot.js in node with the site's snapshot (either compression)
+# Imports the worker's snapshot module (static/runtime/worker/snapshot.js) in node, its
+# fills and the worker's fetch set first, with the site's snapshot (either compression)
 # for its download, and writes the snapshot's memory image into a fresh memory whose
 # first page of zeros in the image and first non-zero page were written by the
 # runtime's start-up.
 RESTORE_JS = r"""
 const fs = require('fs');
 const zlib = require('zlib');
+const {pathToFileURL} = require('url');
 const [snapshotFile, served, sizes, fzstdFile, out] = process.argv.slice(1);
 globalThis.self = globalThis;
-globalThis.addEventListener = () => {};  // the worker's listeners: no page posts here
-globalThis.named = (path) => path;
-globalThis.SNAPSHOT_SIZES = JSON.parse(sizes);
-globalThis.STDLIB_HOLES = [];
-globalThis.RUNTIME = './pyodide/';  // static/worker_runtime.js's, and its downloads
-globalThis.runtimeDownloads = new Map();
+globalThis.__LAB_SNAPSHOT__ = {sizes: JSON.parse(sizes), holes: []};
+globalThis.__LAB_SITE_NAMES__ = {};
 globalThis.fzstd = require(fzstdFile);
-globalThis.fetchFromSite = async () => {
+globalThis.fetch = async () => {  // the worker's own fetch (./errors.js's fetchFromSite)
   let bytes = fs.readFileSync(snapshotFile);
   if (served === 'decompressed by the browser') bytes = zlib.gunzipSync(bytes);
   if (served === 'cut short') bytes = bytes.subarray(0, bytes.length >> 1);
@@ -249,8 +248,9 @@ globalThis.fetchFromSite = async () => {
     },
   }));
 };
-require('vm').runInThisContext(fs.readFileSync(process.env.WORKER_SNAPSHOT_JS, 'utf8'));
 (async () => {
+  const {PAGE, isZero, openSnapshot, streamedDownload} = await import(
+    pathToFileURL(process.env.SNAPSHOT_MODULE));
   const opened = async () => openSnapshot(streamedDownload('snapshot'));
   let snapshot = await opened();
   const heap = new Uint8Array(Math.ceil(snapshot.size / 65536) * 65536);
@@ -270,7 +270,6 @@ require('vm').runInThisContext(fs.readFileSync(process.env.WORKER_SNAPSHOT_JS, '
   snapshot = await opened();
   await snapshot.writeImage(heap);
   fs.writeFileSync(out, Buffer.concat([Buffer.from(snapshot.header), heap]));
-  process.exit(0);  // the worker's own downloads, started as it loaded, are not waited for
 })();
 """
 
@@ -289,7 +288,7 @@ def test_the_worker_writes_the_snapshot_into_the_memory_as_it_is(site, tmp_path,
     sizes = json.dumps({"snapshot.bin": len(snapshot)})
     fzstd = site_file(site, "snapshot/fzstd.js")
     out = tmp_path / "restored"
-    env = {"WORKER_SNAPSHOT_JS": str(WORKER_SNAPSHOT_JS), "PATH": os.environ["PATH"]}
+    env = {"SNAPSHOT_MODULE": str(RUNTIME / "worker" / "snapshot.js"), "PATH": os.environ["PATH"]}
     command = ["node", "-e", RESTORE_JS, snapshot_file, served, sizes, fzstd, out]
     subprocess.run(command, env=env, check=True)
     restored = out.read_bytes()
@@ -312,8 +311,7 @@ def test_the_restored_standard_library_holds_only_what_a_session_reads(site):
     whole = site_file(site, "pyodide/python_stdlib.zip").read_bytes()
     shipped = site_file(site, "pyodide/python_stdlib.sparse.zip.gz").read_bytes()
     sparse = gzip.decompress(shipped)
-    worker = (site / "main.js").read_text()
-    zeros = json.loads(re.search(r"^const STDLIB_HOLES = (\[.*?\]);", worker, re.M).group(1))
+    zeros = filled(site / "main.js", "BUILT")["holes"]
     assert len(sparse) == len(whole)
     at = 0
     for start, end in zeros:
@@ -341,41 +339,74 @@ def test_new_draw_is_the_button_whose_quick_clicks_merge():
     assert MERGED_CLICKS not in lab.stage.next_section.tags
 
 
-# Panel 1.9.4's templates that the runtime's own (static/runtime/) were derived from,
-# by their sha256: a Panel whose templates differ fails here, naming the one to compare.
+# Panel 1.9.4's templates that the runtime's own modules (static/runtime/) were derived
+# from, by their sha256: a Panel whose templates differ fails here, naming the module
+# to compare it with.
 PANEL_TEMPLATES = {
-    WORKER_TEMPLATE: "9ff7af85f24059b3c1f557891500acf63dff129dc8441156915980e5fe45161b",
-    HANDLER_TEMPLATE: "05130a390232504267e3121cd27ddaa0520494fef34aedf031f21b289d842d56",
+    "pyodide_worker.js": (
+        ENTRIES["worker"],
+        "9ff7af85f24059b3c1f557891500acf63dff129dc8441156915980e5fe45161b",
+    ),
+    "pyodide_handler.js": (
+        ENTRIES["handler"],
+        "05130a390232504267e3121cd27ddaa0520494fef34aedf031f21b289d842d56",
+    ),
 }
 
 
 def test_the_runtime_is_derived_from_panel_s_templates_as_they_are():
     """Each of Panel's templates the runtime's were derived from is as it was then."""
     panel_templates = Path(panel.__file__).parent / "_templates"
-    for own, digest in PANEL_TEMPLATES.items():
-        theirs = panel_templates / own.name
+    for name, (own, digest) in PANEL_TEMPLATES.items():
+        theirs = panel_templates / name
         assert sha256_of(theirs) == digest, f"{theirs} changed: compare it with {own}"
 
 
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # Panel 1.9 on Panel 2
 def test_panel_s_converter_writes_the_runtime_s_own_worker_and_handler():
-    """Panel's converter renders the project's templates, where it takes its own, each
-    with the lab's scripts it includes whole; the handler merges by MERGED_CLICKS."""
+    """Panel's converter renders the project's worker and handler where it takes its own
+    templates: each bundled from its modules (one script, no module syntax left), with
+    Panel's variables filled in and the build's fills still open; the handler merges by
+    MERGED_CLICKS."""
     from panel.io import convert as panel_convert
 
     runtime.use_own_runtime(panel_convert)
-    panel_variables = {"PYODIDE_URL": "p.js", "data_archives": "", "env_spec": "", "code": "1"}
+    code = "print('`1`')\n".encode("unicode_escape").decode().replace("`", r"\`")  # as Panel's
+    panel_variables = {"PYODIDE_URL": "p.js", "data_archives": "", "env_spec": "'a'", "code": code}
     worker = panel_convert.WEB_WORKER_TEMPLATE.render(panel_variables)  # as Panel renders
     handler = panel_convert.WORKER_HANDLER_TEMPLATE.render({"name": "main", "loading_spinner": ""})
-    for script in (runtime.SHARED_WORKER_JS, runtime.WORKER_ERRORS_JS):
-        assert script.read_text() in worker, script
-    assert worker.startswith(runtime.SHARED_WORKER_JS.read_text())
-    assert "startWhenAsked" in worker and worker.endswith("startApplication()\n});\n")
-    assert "restoreSnapshot" not in worker  # until the build renders it with its snapshot
-    for script in (runtime.LAB_WORKER_JS, runtime.AHEAD_JS, runtime.NEXT_CHANGE_JS):
-        assert script.read_text() in handler, script
+    panel = {"pyodideUrl": "p.js", "dataArchives": [], "requirements": ["a"]}
+    assert json.dumps(panel | {"code": "print('`1`')\n"}) in worker
+    assert sorted(set(FILL.findall(worker))) == ["SITE_NAMES", "SNAPSHOT"]
+    assert sorted(set(FILL.findall(handler))) == ["BUILD"]
+    for function in ("shareAmongPages", "reportFailures", "restoreSnapshot", "startWhenAsked"):
+        assert f"function {function}(" in worker, function
+    for function in ("labWorker", "postChange", "changeDone", "send_change"):
+        assert f"function {function}(" in handler, function
+    for script in (worker, handler):
+        assert not re.search(r"^\s*(import\s*\{|export\s+(function|const|\{))", script, re.M)
     assert f"includes({json.dumps(MERGED_CLICKS)})" in handler
     assert 'labWorker("./main.js")' in handler
+
+
+def test_a_fill_is_there_once_and_none_is_left():
+    """The build's one way to put a value in what it ships: each fill is named once, and
+    is replaced by its value as JSON; a missing, repeated or unfilled one stops it."""
+    assert fill("a = __LAB_X__;", "x.js", X={"b": [1]}) == 'a = {"b": [1]};'
+    with pytest.raises(BuildError, match=r"x\.js has 0 fills __LAB_Y__, not one"):
+        fill("a = __LAB_X__;", "x.js", Y=1)
+    with pytest.raises(BuildError, match=r"x\.js has 2 fills __LAB_X__, not one"):
+        fill("__LAB_X__ + __LAB_X__", "x.js", X=1)
+
+
+def test_the_built_site_has_every_fill_filled(site, tmp_path):
+    """No file the build fills holds a fill left unfilled; one that did stops the build."""
+    check_filled(site, build.FILLED)
+    assert not FILL.search((site / "service_worker.js").read_text())
+    (tmp_path / "main.js").write_text("const x = __LAB_SNAPSHOT__;")
+    left = r"main\.js has fills the build did not fill: \['SNAPSHOT'\]"
+    with pytest.raises(BuildError, match=left):
+        check_filled(tmp_path, ("main.js",))
 
 
 def test_the_worker_gives_back_the_python_panel_escaped():
@@ -383,7 +414,7 @@ def test_the_worker_gives_back_the_python_panel_escaped():
     Panel's converter escapes it for a JavaScript template literal (panel.io.convert,
     script_to_html), and ``runtime.Worker.python`` undoes that."""
     python = 'print("`é` \\n", r"\\`", "\\u00e9")\nwrite_doc()\n'
-    worker = runtime.Worker(template=None)
+    worker = runtime.Worker()
     worker.panel_variables = {
         "code": python.encode("unicode_escape").decode("utf-8").replace("`", r"\`")
     }

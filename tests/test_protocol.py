@@ -1,6 +1,6 @@
 """static/PROTOCOL.md names every message the browser runtime sends: each message
 type, status, course-page message and page event, found in the code that sends it
-(static/, its runtime's templates, and app/)."""
+(static/, its runtime's modules, and app/)."""
 
 import re
 from functools import cache
@@ -15,7 +15,7 @@ SOURCES = [
     *sorted((REPO / "static").glob("*.html")),
     *sorted((REPO / "app").rglob("*.py")),
     *sorted((REPO / "app" / "assets").glob("*.js")),
-    *sorted((REPO / "static" / "runtime").glob("*.js")),
+    *sorted((REPO / "static" / "runtime").rglob("*.js")),
 ]
 # What the code sends, by kind: a message's type (JavaScript's {type: 'x'} and
 # {'type': 'x'}, Python's {"type": "x"}), a course page's subject and H5P's action, a

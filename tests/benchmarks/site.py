@@ -44,7 +44,7 @@ Slider moves, on the first load of the site as built, in each of MOVE_SECTIONS:
   of the worker's last patch (what the page's and the worker's Python take
   before the browser applies the answer);
 - rendering floor: the same recorded patches from the worker (with the one
-  the page applied ahead of the move, if it did: ``static/ahead.js``)
+  the page applied ahead of the move, if it did: ``static/runtime/page/ahead.js``)
   re-applied from JS in one task through the page's own message handler,
   timed the same way; how many moves the page drew ahead;
 - drag: the variance slider dragged back and forth by the mouse at the

@@ -421,7 +421,7 @@ def test_a_drag_sends_its_next_change_with_pythons_answer(offline, site_url):
     """A drag of the variance slider, one mouse move per frame: the change held back
     while Python worked went to the worker only once the page had applied Python's
     answer and read its "idle", and the worker waited meanwhile. Now it goes as the
-    answer comes (static/next_change.js): every answer that finds a change waiting
+    answer comes (static/runtime/page/next_change.js): every answer that finds a change waiting
     takes it along, one change in flight beside the one being answered, never more,
     and the page ends on the drag's last value."""
     page = offline.new_page()

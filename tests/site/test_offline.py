@@ -2,14 +2,12 @@
 
 The large files carry a hash of their content in their names, and the site's service
 worker keeps what the page loads once the simulation is live (sitebuild/offline.py,
-static/service_worker.js). These tests drive Chromium against the real build, in
+static/runtime/service_worker.js). These tests drive Chromium against the real build, in
 contexts of their own and without request routes (Playwright's routes switch the
 browser's HTTP cache off, and the service worker's first install reads from it).
 """
 
-import json
 import os
-import re
 import shutil
 from collections import Counter
 from typing import ClassVar
@@ -18,7 +16,7 @@ from urllib.parse import unquote
 import pytest
 from browser import OFFLINE_ARGS, Console, free_port, http_server, launch, site_file, unhashed
 from playwright.sync_api import sync_playwright
-from site_pages import SLOW_BYTES_PER_S, SNAPSHOT_BIN, open_the_link, send_slowly
+from site_pages import SLOW_BYTES_PER_S, SNAPSHOT_BIN, filled, open_the_link, send_slowly
 
 from sitebuild.offline import write_service_worker
 from sitebuild.serve import SiteHandler
@@ -78,8 +76,7 @@ def visit(context, url):
 
 def caches_of(site) -> list[str]:
     """The caches a page of ``site`` has once its service worker is active."""
-    text = (site / "service_worker.js").read_text()
-    version = json.loads(re.search(r"^const VERSION = (\"[0-9a-f]+\");", text, re.M).group(1))
+    version = filled(site / "service_worker.js", "VERSION")
     return [f"{PREFIX}{version}", f"{PREFIX}named-by-content"]
 
 
@@ -182,8 +179,7 @@ def test_over_a_fast_link_the_worker_keeps_to_the_gzip_snapshot(browser, site):
 
 def site_names(site) -> dict[str, str]:
     """The table of the names the build gave the large files, as the worker has it."""
-    text = (site / "main.js").read_text()
-    return json.loads(re.search(r"^const CONTENT_NAMES = (\{.*\});$", text, re.M).group(1))
+    return filled(site / "main.js", "CONTENT_NAMES")
 
 
 def test_after_a_rebuild_a_returning_browser_fetches_only_what_changed(browser, site, tmp_path):

@@ -67,8 +67,8 @@ READ_SOURCES_JS = """(names) => {
 
 
 # The page holds the figures of both of d_k's neighbours, sent ahead for its state now
-# (static/ahead.js: `ahead`, `posted`).
-AHEAD_READY_JS = "() => [...ahead.values()].filter((m) => m.applied === posted).length === 2"
+# (static/runtime/page/ahead.js).
+AHEAD_READY_JS = "() => pyodideWorker.aheadForNow?.() === 2"
 
 
 def launch(playwright, args=()):

@@ -7,7 +7,7 @@ answer wait on what the page sends out by itself.
 
 ``ObservedSite`` serves the site with ``OBSERVE_JS`` in its page: it sends the
 test's server a beacon for every key press, click and pointer release, and for
-every ``lab:answered`` the page announces (``static/next_change.js``: every change
+every ``lab:answered`` the page announces (``static/runtime/page/next_change.js``: every change
 answered by Python and applied), with the page's clock and address, and for the
 last animation frame after it (the answer painted). Each beacon carries the number of
 the action under way (``window.__labAction``, which the test sets before it acts)

@@ -68,11 +68,17 @@ class SessionHandler(SiteHandler):
         super().do_GET()
 
 
+def filled(script: Path, name: str):
+    """The value the build filled in (sitebuild/fills.py) for the variable ``name`` of the
+    built ``script`` (the bundle declares it, its value JSON on one line)."""
+    found = re.search(rf"^\s*(?:var|const|let) {name} = (.*);$", script.read_text(), re.M)
+    return json.loads(found.group(1))
+
+
 def kept_files(site: Path) -> set[str]:
     """The files the site's service worker keeps (sitebuild.offline.write_service_worker),
     and those it keeps once the page has fetched them."""
-    script = (site / "service_worker.js").read_text()
-    files = json.loads(re.search(r"^const FILES = (\{.*?^\});", script, re.M | re.S).group(1))
+    files = filled(site / "service_worker.js", "FILES")
     once_fetched = {path for path in site_files(site) if matches(path, KEPT_ONCE_FETCHED)}
     return set(files) | once_fetched
 
@@ -348,7 +354,7 @@ TEXT_SIZES_JS = f"""{DEEP_JS}('p, li, td, th, label, button, .bk-slider-title')
 
 
 # A slow link for the snapshot (either compression): 1 MB/s, 64 KB at a time. Over it
-# the worker takes the zstd files (static/worker_snapshot.js).
+# the worker takes the zstd files (static/runtime/worker/snapshot.js).
 SLOW_CHUNK, SLOW_BYTES_PER_S = 64 * 1024, 1e6
 SNAPSHOT_BIN = "/snapshot/snapshot.bin."
 

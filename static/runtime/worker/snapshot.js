@@ -1,18 +1,27 @@
 // The worker boots Python from the build's memory snapshot (snapshot/, made by
 // static/make_snapshot.js): the interpreter with Panel, Bokeh, numpy and the app
-// imported and the page's document already built. build.py puts this at the top
-// of the worker, so the downloads start as soon as the worker exists; restoring
-// waits for the page's word to start, after the prerendered plots are drawn.
-// If the snapshot cannot be used, restoreSnapshot says why in the status and
-// returns null, and the worker boots Python the slow way.
+// imported and the page's document already built. The worker starts the downloads
+// as soon as it exists (startSnapshotDownloads); restoring waits for the page's word
+// to start, after the prerendered plots are drawn. If the snapshot cannot be used,
+// restoreSnapshot says why in the status and returns null, and the worker boots
+// Python the slow way.
+import {NAMED_BY_CONTENT} from '../caches.js';
+import {fetchFromSite} from './errors.js';
+import {RUNTIME, named, runtimeDownloads, runtimeScript} from './runtime.js';
+
+// The build's snapshot (sitebuild/snapshot.py, filled in as sitebuild/fills.py says):
+// the bytes of each of its files and of what each holds, {'snapshot.bin.gz': bytes,
+// ..., 'snapshot.bin': bytes}, and where the restored standard library's zeros are,
+// [[start, end], ...]; null in a site without one (the CDN variant).
+const BUILT = __LAB_SNAPSHOT__;
+export const hasSnapshot = BUILT !== null;
 const SNAPSHOT = './snapshot/';
-const STDLIB = './pyodide/python_stdlib.zip';
+export const STDLIB = './pyodide/python_stdlib.zip';
 // The standard library restored with: STDLIB with zeros but for the members a session
 // reads (sitebuild/snapshot.py's sparse_stdlib); where Python reads there after all (a
 // traceback's source lines, a module no session imports), the whole of STDLIB is
 // fetched first.
 const SPARSE_STDLIB = './pyodide/python_stdlib.sparse.zip';
-const STDLIB_ZEROS = STDLIB_HOLES;  // [[start, end], ...], the build's (pyodide_worker.js)
 // The first word of a Pyodide 0.27 snapshot. Restoring anything else would not
 // fail but hang (Pyodide sizes the wasm memory from it), so it is checked first;
 // Pyodide itself checks the build id that follows.
@@ -21,7 +30,7 @@ const SNAPSHOT_MAGIC = 1886286592;
 // not to, and a call of it crashes a browser without JSPI (Firefox, Safari): there it
 // only schedules the coroutine, as before 0.27 (pyodide.webloop reads this at each call,
 // so it holds for a restored snapshot too).
-const JSPI = 'Suspending' in WebAssembly || 'Suspender' in WebAssembly;
+export const JSPI = 'Suspending' in WebAssembly || 'Suspender' in WebAssembly;
 
 // The snapshot comes compressed twice (sitebuild/snapshot.py): with gzip, which the
 // browser decompresses natively, and with zstd, fewer bytes that fzstd, in JS,
@@ -31,15 +40,13 @@ const JSPI = 'Suspending' in WebAssembly || 'Suspender' in WebAssembly;
 // where the rest of it would take longer than the zstd file plus ZSTD_EXTRA_S, it
 // fetches the zstd file instead. (Why these two, and not starting with zstd: the
 // measurements in docs/benchmarks.md, "Behind the code's constants".)
-// The bytes of each file, and of what each holds (the build's, pyodide_worker.js):
-const SNAPSHOT_FILES = SNAPSHOT_SIZES;  // {'snapshot.bin.gz': bytes, ..., 'snapshot.bin': bytes}
 const ZSTD_EXTRA_S = 0.6;  // fzstd's time beyond the browser's gzip
 const MEASURE_MS = 100;
 
 // A download of a file of the site (a path in it) kept chunk by chunk as it comes: the
 // restore decompresses it while it goes on (`chunks`), and the service worker's cache
 // gets it whole afterwards (`blob`).
-function streamedDownload(path) {
+export function streamedDownload(path) {
   const name = path.split('/').pop();
   const received = [];
   let ended = false;
@@ -104,8 +111,8 @@ async function snapshotDownload() {
   await Promise.race([gzip.done.catch(() => {}), new Promise((r) => setTimeout(r, MEASURE_MS))]);
   if (gzip.ended()) return gzip;
   const rate = gzip.length / ((performance.now() - gzip.firstByteAt) / 1e3);  // bytes a second
-  const rest = SNAPSHOT_FILES['snapshot.bin.gz'] - gzip.length;
-  if (rest / rate <= SNAPSHOT_FILES['snapshot.bin.zst'] / rate + ZSTD_EXTRA_S) return gzip;
+  const rest = BUILT.sizes['snapshot.bin.gz'] - gzip.length;
+  if (rest / rate <= BUILT.sizes['snapshot.bin.zst'] / rate + ZSTD_EXTRA_S) return gzip;
   gzip.abort();
   return streamedDownload(SNAPSHOT + 'snapshot.bin.zst');
 }
@@ -171,17 +178,17 @@ async function decompressed(download) {
 // pages of zeros are not written where the memory already reads zeros, so they take no
 // resident memory (29 MB). Pyodide is given the header alone and told the
 // memory's size (PyodideSnapshot.install).
-const PAGE = 4096;
+export const PAGE = 4096;
 
-function isZero(bytes) {
+export function isZero(bytes) {
   const aligned = bytes.byteOffset % 4 === 0 && bytes.length % 4 === 0;
   const words = aligned ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4) : bytes;
   for (let i = 0; i < words.length; i++) if (words[i] !== 0) return false;
   return true;
 }
 
-async function openSnapshot(download) {
-  const size = SNAPSHOT_FILES['snapshot.bin'];
+export async function openSnapshot(download) {
+  const size = BUILT.sizes['snapshot.bin'];
   const chunks = decompressedChunks(download);
   let header = new Uint8Array(0);
   for (;;) {
@@ -277,7 +284,6 @@ function wholeWhereZeros(pyodide, zeros, fetch) {
 // ("keep", once the learner has paused), and then says so ("kept"); the page then
 // registers the service worker (static/register_service_worker.js). Until then it
 // holds them (19 to 26 MB).
-const NAMED_BY_CONTENT = 'attention-scaling-lab-named-by-content';
 const cachedUrl = (path) => new URL(named(path), self.location.href).href;
 let downloadsToKeep = null;  // the downloads, once Python is restored
 
@@ -295,12 +301,6 @@ async function keepForNextVisit(downloads) {
   }
 }
 
-self.addEventListener('message', (event) => {
-  if (event.data?.type !== 'keep') return;
-  keepForNextVisit(downloadsToKeep ?? []);
-  downloadsToKeep = null;
-});
-
 // The compression of the snapshot an earlier visit kept, if one did.
 async function keptSnapshot() {
   try {
@@ -315,18 +315,31 @@ async function keptSnapshot() {
   return null;
 }
 
-const stdlibDownload = streamedDownload(SPARSE_STDLIB + '.gz');
-const chosenSnapshot = snapshotDownload();
-// The pack and Pyodide's wasm come compressed as the snapshot does (zstd: 1.2 and 2.4 MB
-// against gzip's 1.7 and 3.1).
-const compressedAsTheSnapshot = (path) =>
-  chosenSnapshot.then((snapshot) => streamedDownload(`${path}.${snapshot.name.split('.').pop()}`));
-const chosenPack = compressedAsTheSnapshot(SNAPSHOT + 'site-packages.pack');
-const chosenWasm = compressedAsTheSnapshot(RUNTIME + 'pyodide.asm.wasm');
-runtimeDownloads.set('pyodide.asm.wasm', chosenWasm.then(async (download) => {
-  await download.firstByte;  // a site without it (an older build) gets the original
-  return download.failed() ? null : new Response(streamOf(decompressedChunks(download)));
-}));
+// The downloads the restore takes, started by startSnapshotDownloads.
+let stdlibDownload, chosenSnapshot, chosenPack, chosenWasm;
+
+// Start the snapshot's downloads and the rest the restore takes (the standard library,
+// the pack, Pyodide's wasm), and hand them to the service worker's cache when the page
+// asks ('keep').
+export function startSnapshotDownloads() {
+  stdlibDownload = streamedDownload(SPARSE_STDLIB + '.gz');
+  chosenSnapshot = snapshotDownload();
+  // The pack and Pyodide's wasm come compressed as the snapshot does (zstd: 1.2 and 2.4
+  // MB against gzip's 1.7 and 3.1).
+  const compressedAsTheSnapshot = (path) => chosenSnapshot.then(
+    (snapshot) => streamedDownload(`${path}.${snapshot.name.split('.').pop()}`));
+  chosenPack = compressedAsTheSnapshot(SNAPSHOT + 'site-packages.pack');
+  chosenWasm = compressedAsTheSnapshot(RUNTIME + 'pyodide.asm.wasm');
+  runtimeDownloads.set('pyodide.asm.wasm', chosenWasm.then(async (download) => {
+    await download.firstByte;  // a site without it (an older build) gets the original
+    return download.failed() ? null : new Response(streamOf(decompressedChunks(download)));
+  }));
+  self.addEventListener('message', (event) => {
+    if (event.data?.type !== 'keep') return;
+    keepForNextVisit(downloadsToKeep ?? []);
+    downloadsToKeep = null;
+  });
+}
 
 // What the snapshot froze and a visitor expects fresh: the random generators'
 // state ("New draw" would give every visitor the same seed), and the flag that says
@@ -344,7 +357,7 @@ numpy.random.seed()
 os.environ.pop("ATTENTION_LAB_SNAPSHOT", None)
 `;
 
-async function restoreSnapshot() {
+export async function restoreSnapshot() {
   let hook = null;
   let snapshotFile = null;
   try {
@@ -363,7 +376,7 @@ async function restoreSnapshot() {
       _loadSnapshot: snapshot.header, _snapshotDeserializer: PyodideSnapshot.deserializer,
     });
     URL.revokeObjectURL(stdLibURL);
-    wholeWhereZeros(pyodide, STDLIB_ZEROS,
+    wholeWhereZeros(pyodide, BUILT.holes,
       (position) => fetchWhole(STDLIB, {'X-Read-At': String(position)}));
     pyodide.runPython(RESEED);
     downloadsToKeep = [snapshotFile, await chosenPack, await chosenWasm];
@@ -381,7 +394,7 @@ async function restoreSnapshot() {
 }
 
 // The document the snapshot holds, sent as the converter's worker sends it.
-function postSnapshotDocument(pyodide) {
+export function postSnapshotDocument(pyodide) {
   const [docs_json, render_items, root_ids] = pyodide.globals.get('_SNAPSHOT_DOC').toJs();
   self.postMessage({type: 'render', docs_json, render_items, root_ids});
 }

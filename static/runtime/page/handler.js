@@ -1,32 +1,30 @@
-{#
-  The page's side of the lab's worker: Panel 1.9.4's pyodide_handler.js (pinned by its
-  sha256 in tests/test_build.py), the project's own, rendered by Panel's converter
-  with Panel's variables into a script of the page (sitebuild/runtime.py). Its
-  changes to Panel's:
-  - the worker is the shared one of a course page's embeds where the browser allows
-    it, else the page's own (lab_worker.js);
-  - the page applies the changes the worker sent ahead of a move as it posts the
-    move (ahead.js), and posts the change it held back while Python worked as
-    Python's answer comes (next_change.js): two changes in flight at most;
-  - while the worker is busy, every change waits, and repeats merge: the latest value
-    of a property wins, and repeated clicks of a button tagged "merged-clicks"
-    (sitebuild.runtime.MERGED_CLICKS: "New draw", where ten new draws show what one
-    does) are one; any other button's clicks all go (three quick clicks on "Next"
-    are three sections on). Panel's queued only property changes, so ten quick
-    clicks on "New draw" queued ten full updates in the worker.
-  The messages are in static/PROTOCOL.md.
-#}
-{% include "lab_worker.js" %}
-const pyodideWorker = labWorker("./{{ name }}.js");
-pyodideWorker.busy = false
-pyodideWorker.queue = []
+// The page's side of the lab's worker: Panel 1.9.4's pyodide_handler.js (pinned by its
+// sha256 in tests/test_build.py), the project's own, bundled by the build with the
+// modules it imports (sitebuild/bundle.py) into a script of the page, filled with
+// Panel's variables where Panel's converter renders its template
+// (sitebuild/runtime.py). Its changes to Panel's:
+// - the worker is the shared one of a course page's embeds where the browser allows
+//   it, else the page's own (./worker.js, ./lab_worker.js);
+// - the page applies the changes the worker sent ahead of a move as it posts the
+//   move (./ahead.js), and posts the change it held back while Python worked as
+//   Python's answer comes (./next_change.js): two changes in flight at most;
+// - while the worker is busy, every change waits, and repeats merge: the latest value
+//   of a property wins, and repeated clicks of a button tagged "merged-clicks"
+//   (sitebuild.runtime.MERGED_CLICKS: "New draw", where ten new draws show what one
+//   does) are one; any other button's clicks all go (three quick clicks on "Next"
+//   are three sections on). Panel's queued only property changes, so ten quick
+//   clicks on "New draw" queued ten full updates in the worker.
+// The messages are in static/PROTOCOL.md.
+import {keepAhead, postChange} from './ahead.js';
+import {changeDone, postWithAnswer, waitForAnswer} from './next_change.js';
+import {applyingPatch, patching, pyodideWorker} from './worker.js';
 
-let patching = 0
-{% include "ahead.js" %}
-{% include "next_change.js" %}
+// Panel's loading spinner, the class its page's body has until the document is drawn
+// (filled in by the build: sitebuild/runtime.py).
+const LOADING_SPINNER = __LAB_LOADING_SPINNER__;
 
 function send_change(jsdoc, event) {
-  if ((event.setter_id != null && event.setter_id == 'py') || (patching > 0)) {
+  if ((event.setter_id != null && event.setter_id == 'py') || patching()) {
     return
   } else if (pyodideWorker.busy) {
     const merged = (id) => jsdoc.get_model_by_id(id)?.tags.includes("merged-clicks")
@@ -96,23 +94,18 @@ pyodideWorker.onmessage = async (event) => {
     const [views] = await Bokeh.embed.embed_items(docs_json, render_items)
 
     // Remove loading spinner and message
-    body.classList.remove("pn-loading", "{{ loading_spinner }}")
+    body.classList.remove("pn-loading", LOADING_SPINNER)
     for (const loading_msg of loading_msgs) {
       loading_msg.remove()
     }
 
     // Setup bi-directional syncing
-    pyodideWorker.jsdoc = jsdoc = [...views.roots.values()][0].model.document
+    const jsdoc = pyodideWorker.jsdoc = [...views.roots.values()][0].model.document
     jsdoc.on_change(send_change.bind(null, jsdoc), false)
     pyodideWorker.postMessage({'type': 'rendered'})
     pyodideWorker.postMessage({'type': 'location', location: JSON.stringify(window.location)})
   } else if (msg.type === 'patch') {
     postWithAnswer()
-    try {
-      patching += 1
-      pyodideWorker.jsdoc.apply_json_patch(msg.patch, msg.buffers)
-    } finally {
-      patching -= 1
-    }
+    applyingPatch(() => pyodideWorker.jsdoc.apply_json_patch(msg.patch, msg.buffers))
   }
 };

@@ -1,9 +1,8 @@
 // A response's body (a stream) as it reads uncompressed: its first two bytes tell
 // gzip. A host that sends a .gz with Content-Encoding: gzip has had the browser
-// decompress it already; then the body is used as it comes. The build puts this in
-// the page's script loader (static/page_scripts.js) and in the worker, for its
-// runtime (static/worker_runtime.js).
-async function ungzipped(body) {
+// decompress it already; then the body is used as it comes. The page's script loader
+// (./page/scripts.js) and the worker, for its runtime (./worker/runtime.js), use it.
+export async function ungzipped(body) {
   const reader = body.getReader();
   const head = [];
   let length = 0;

@@ -1,5 +1,4 @@
 // A drag's next change goes to the worker with Python's answer to the last one.
-// build.py puts this in Panel's page script, after static/ahead.js.
 //
 // Panel's page posts a change, holds back (and merges) what comes meanwhile, and
 // posts that when the worker says it is idle. The worker says so right after its
@@ -14,10 +13,13 @@
 // none unanswered, 'lab:answered' once every change is answered and its answer
 // applied (its plots, words and address all on the page). The status bar shows a
 // wait that lasts (static/status.html); the tests and the benchmark watch both.
+import {postChange, postedCount} from './ahead.js';
+import {pyodideWorker} from './worker.js';
+
 let answered = 0;  // changes the worker has answered "idle" to
 
-// Changes posted (static/ahead.js counts them in `posted`), not yet answered.
-const inFlight = () => posted - answered;
+// Changes posted (./ahead.js counts them), not yet answered.
+const inFlight = () => postedCount() - answered;
 
 function postQueued() {
   const patch = pyodideWorker.jsdoc.create_json_patch(pyodideWorker.queue);
@@ -28,17 +30,17 @@ function postQueued() {
 
 // A patch from the worker: Python's answer to the change in flight, or a
 // background task's (the training's) while none is.
-function postWithAnswer() {
+export function postWithAnswer() {
   if (inFlight() === 1 && pyodideWorker.queue.length) postQueued();
 }
 
 // A change goes to Python with none unanswered (Panel's send_change, PAGE_POST).
-function waitForAnswer() {
+export function waitForAnswer() {
   document.dispatchEvent(new CustomEvent('lab:waiting'));
 }
 
 // The worker is done with a change: post what waits unless another is in flight.
-function changeDone() {
+export function changeDone() {
   answered += 1;
   if (inFlight() > 0) return;
   if (pyodideWorker.queue.length) {

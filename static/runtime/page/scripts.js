@@ -7,11 +7,13 @@
 // download. A host that sends a .gz with Content-Encoding: gzip has the browser
 // decompress it already; where a .gz is missing or the browser cannot decompress, the
 // original is loaded instead.
-// The build runs this with static/ungzipped.js in one function of their own.
-const SCRIPTS = PAGE_SCRIPTS;
-// Each .gz carries a hash of its content in its name (sitebuild/offline.py): a path in
-// the site to the name the build gave it.
-const CONTENT_NAMES = SITE_NAMES;
+import {ungzipped} from '../ungzipped.js';
+
+// The page's scripts, in order, and (each .gz carries a hash of its content in its
+// name: sitebuild/offline.py) a path in the site to the name the build gave it; both
+// filled in by the build (sitebuild/page.py, sitebuild/offline.py).
+const SCRIPTS = __LAB_PAGE_SCRIPTS__;
+const CONTENT_NAMES = __LAB_SITE_NAMES__;
 
 // The source of script `src`, decompressed; null to load the original instead.
 async function source(src) {

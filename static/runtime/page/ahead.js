@@ -1,17 +1,22 @@
 // Changes sent ahead (app/look_ahead.py): the worker sends what the page's next
 // d_k move would change in the figures before the learner makes it, so the page
 // draws the move in the task of the key press instead of waiting for Python's
-// answer. build.py puts this in Panel's page script, after `let patching = 0`,
-// and has the page post its changes with postChange and keep the worker's
-// 'ahead' messages with keepAhead.
+// answer. The page's handler (./handler.js) posts its changes with postChange and
+// keeps the worker's 'ahead' messages with keepAhead.
 //
 // A message sent ahead was made after `applied` patches from the page; it is
 // applied only while the page has posted exactly that many (else it was made for
 // another state of the document). {type: 'ahead', key: null, applied: N} says
 // that the ones made after N - 1 patches still hold after N. The worker is told
 // which key the page applied: its answer then leaves out what the page shows.
+import {applyingPatch, pyodideWorker} from './worker.js';
+
 const ahead = new Map();  // key -> the worker's message
 let posted = 0;  // patches posted to the worker
+export const postedCount = () => posted;
+// How many of the messages kept were sent ahead for the page's state now (the tests
+// and the site benchmark wait for d_k's two neighbours).
+pyodideWorker.aheadForNow = () => [...ahead.values()].filter((m) => m.applied === posted).length;
 
 // The key of a change, as app.patches.change_key writes it.
 function changeKey(event) {
@@ -19,7 +24,7 @@ function changeKey(event) {
     ? `${event.model.id}.${event.attr}=${JSON.stringify(event.value)}` : null;
 }
 
-function postChange(patch, event) {
+export function postChange(patch, event) {
   const key = changeKey(event);
   const found = key === null ? undefined : ahead.get(key);
   const drawn = found !== undefined && found.applied === posted && applyAhead(found);
@@ -38,21 +43,18 @@ function postChange(patch, event) {
 
 // Apply what the worker sent ahead; whether it could (if not, Python's answer is whole).
 function applyAhead(found) {
-  patching += 1;
   try {
-    pyodideWorker.jsdoc.apply_json_patch(found.patch, found.buffers);
+    applyingPatch(() => pyodideWorker.jsdoc.apply_json_patch(found.patch, found.buffers));
     pyodideWorker.appliedAhead = found;  // the last one applied (the site benchmark reads it)
     return true;
   } catch (error) {
     console.warn('A change sent ahead could not be applied:', error);
     return false;
-  } finally {
-    patching -= 1;
   }
 }
 
 // Whether `msg` from the worker was about changes sent ahead (and is dealt with).
-function keepAhead(msg) {
+export function keepAhead(msg) {
   if (msg.type !== 'ahead') return false;
   if (typeof msg.key === 'string') {
     ahead.set(msg.key, msg);

@@ -20,11 +20,12 @@
 // rebuilt site takes over when no page of the old one is open, so that a page never
 // mixes two builds. Where the browser has dropped the caches (Safari does after seven
 // days without a visit), every request simply goes to the network again.
-const VERSION = SITE_VERSION;  // a hash of every file of the site
-const FILES = SITE_FILES;  // {path in the site: hash of its content}
-const HASHED = new Set(SITE_HASHED);  // the paths whose names carry their hash
-const PREFIX = 'attention-scaling-lab-';
-const NAMED_BY_CONTENT = PREFIX + 'named-by-content';  // also written by the page's worker
+import {NAMED_BY_CONTENT, PREFIX} from './caches.js';
+
+// Filled in by the build (sitebuild/offline.py):
+const VERSION = __LAB_SITE_VERSION__;  // a hash of every file of the site
+const FILES = __LAB_SITE_FILES__;  // {path in the site: hash of its content}
+const HASHED = new Set(__LAB_SITE_HASHED__);  // the paths whose names carry their hash
 const CACHE = PREFIX + VERSION;
 const LIST = '.files.json';  // a version's cache's own copy of FILES
 

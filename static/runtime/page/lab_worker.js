@@ -6,9 +6,10 @@
 // (Chromium with storage partitioning off, the course page on another site), or no
 // word from it within SHARED_ANSWER_MS. Either way the page talks to a LabWorker as
 // to a worker: postMessage, onmessage and 'message' and 'error' listeners; its
-// `python` says which it has ('shared' or 'own'). The build puts this in Panel's page
-// script, before the worker is made, and fills in the build's name of the shared
-// worker: the embeds of two builds never share one.
+// `python` says which it has ('shared' or 'own'). The build fills in its own name
+// (sitebuild/runtime.py: a hash of the worker), which names the shared worker: the
+// embeds of two builds never share one.
+const BUILD = __LAB_BUILD__;
 const SHARED_ANSWER_MS = 8000;  // the shared worker's first word (it says 'connected')
 
 class LabWorker extends EventTarget {
@@ -36,7 +37,7 @@ class LabWorker extends EventTarget {
   }
 }
 
-function labWorker(url) {
+export function labWorker(url) {
   const lab = new LabWorker();
   const own = () => {
     const worker = new Worker(url);
@@ -52,7 +53,7 @@ function labWorker(url) {
   }
   let shared;
   try {
-    shared = new SharedWorker(url, {name: `attention-scaling-lab ${LAB_BUILD}`});
+    shared = new SharedWorker(url, {name: `attention-scaling-lab ${BUILD}`});
   } catch (error) {
     console.info('This embed runs its own Python:', error.message);
     own();
