@@ -89,7 +89,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import embeds
 import wire
 from browser import (
-    AHEAD_READY_JS,
     OFFLINE_ARGS,
     READ_SOURCES_JS,
     http_server,
@@ -108,6 +107,12 @@ from app.options import FIRST_SECTION, SECTIONS
 from app.style import RULE_NAMES
 from sitebuild.serve import SiteHandler
 
+# The page holds the figures of d_k's two neighbours, sent ahead for its state now
+# (browser.AHEAD_READY_JS), on this site or one built before the runtime was bundled
+# (``--before``: its page's globals `ahead` and `posted`).
+AHEAD_READY_ANY_JS = """() => (pyodideWorker.aheadForNow
+  ? pyodideWorker.aheadForNow() : [...ahead.values()].filter((m) => m.applied === posted).length
+) === 2"""
 RUNS = 3
 MOVES = 40
 DRAG_SECONDS = 3.0
@@ -299,7 +304,7 @@ def rendering_floor(page) -> list:
     slider_handle(page, "d_k").focus()
     page.evaluate("window.__recorded = []")
     for key in ("ArrowRight", "ArrowLeft"):
-        page.wait_for_function(AHEAD_READY_JS)  # the neighbours' figures, sent ahead
+        page.wait_for_function(AHEAD_READY_ANY_JS)  # the neighbours' figures, sent ahead
         page.evaluate(
             "window.__patches = []; window.__arrivals = []; pyodideWorker.appliedAhead = null"
         )
@@ -446,7 +451,7 @@ def presses_shown(page, moves: int) -> list:
     for i in range(moves):
         d_k = int(page.evaluate("new URLSearchParams(location.search).get('d_k')"))
         key, d_k = ("ArrowRight", d_k * 2) if i % 2 == 0 else ("ArrowLeft", d_k // 2)
-        page.wait_for_function(AHEAD_READY_JS)  # as a learner's next press would find it
+        page.wait_for_function(AHEAD_READY_ANY_JS)  # as a learner's next press would find it
         page.keyboard.press(key)
         times.append(page.evaluate(SHOWN_JS, d_k))
     return times
